@@ -1,0 +1,129 @@
+"""One interface for running a bot process, whatever isolates it.
+
+The runner asks a ``Sandbox`` to ``spawn`` a bot folder with ``Limits`` and gets a ``BotProcess``:
+three raw pipe file descriptors (stdin to write, stdout and stderr to read without blocking), a way
+to kill the whole process tree, and the resource use at the end. The per-move wall clock is not a
+sandbox matter: the runner enforces it.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class SandboxError(Exception):
+    """The sandbox could not start the bot (not a bot failure: an infrastructure one)."""
+
+
+class SandboxUnavailable(SandboxError):
+    """This kind of sandbox cannot run on this machine; the message says why."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one bot process tree."""
+
+    memory_mb: int = 512
+    cpu_seconds: int = 600
+    processes: int = 64
+    file_size_mb: int = 16
+    open_files: int = 256
+    tmp_mb: int = 64
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class Exit(enum.StrEnum):
+    """How a bot process ended, as far as the sandbox can tell."""
+
+    RUNNING = "running"
+    EXITED = "exited"
+    KILLED = "killed"
+    OOM = "oom"
+    CPU_LIMIT = "cpu_limit"
+
+
+@dataclass
+class Usage:
+    """Resources a bot used, collected after it ended (or so far)."""
+
+    cpu_seconds: float = 0.0
+    max_rss_mb: float = 0.0
+    exit: Exit = Exit.RUNNING
+    returncode: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class BotProcess(ABC):
+    """A running bot. File descriptors are raw, blocking unless the caller makes them not."""
+
+    stdin_fd: int
+    stdout_fd: int
+    stderr_fd: int
+
+    @property
+    @abstractmethod
+    def pid(self) -> int | None:
+        """A host pid of the process (or of its supervisor), if there is one."""
+
+    @abstractmethod
+    def poll(self) -> int | None:
+        """The return code if the process has ended, else None."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """Kill the bot's whole process tree at once; safe to call more than once."""
+
+    @abstractmethod
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for the end; return the return code, or None on timeout."""
+
+    @abstractmethod
+    def usage(self) -> Usage:
+        """Resources used; call after ``kill``/``wait`` for final figures."""
+
+    def close(self) -> None:
+        """Kill if still running and release every resource (fds, cgroups, containers)."""
+        self.kill()
+
+
+class Sandbox(ABC):
+    """A way of running untrusted bot processes."""
+
+    name: str = "abstract"
+    isolates: bool = True
+    """False only for ``none``: it must never run untrusted bots."""
+
+    @abstractmethod
+    def spawn(
+        self,
+        bot_dir: Path,
+        command: Sequence[str],
+        limits: Limits,
+        *,
+        env: Mapping[str, str] | None = None,
+        slot: int = 0,
+        cpu: int | None = None,
+    ) -> BotProcess:
+        """Start ``command`` inside ``bot_dir`` (read-only) with ``limits``.
+
+        ``command`` is the bot's run command as written in its manifest (e.g. ``["python3",
+        "bot.py"]``); the backend resolves interpreters to absolute paths that exist inside the
+        sandbox. ``slot`` distinguishes concurrent bots (per-slot uid, cgroup); ``cpu`` pins the
+        process to one core where possible.
+        """
+
+    @abstractmethod
+    def enforced(self, limits: Limits) -> dict[str, bool]:
+        """Which of ``limits`` (and isolation properties) this backend really enforces here."""
+
+    @classmethod
+    def available(cls) -> str | None:
+        """None if usable here, else the reason it is not."""
+        return None

@@ -1,0 +1,168 @@
+"""The ``none`` backend: a plain subprocess with rlimits, and no isolation at all.
+
+Only for one's own bots on one's own machine: the bot can read and write anything the user can,
+and reach the network.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sandbox.base import BotProcess, Exit, Limits, Sandbox, SandboxError, Usage
+
+
+def resolve_command(command: Sequence[str], bot_dir: Path) -> list[str]:
+    """Resolve the interpreter of ``command`` to an absolute path (never a pyenv shim)."""
+    if not command:
+        raise SandboxError("empty run command")
+    head = command[0]
+    if head in ("python", "python3"):
+        exe = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else shutil.which("python3")
+    elif "/" in head:
+        exe = str((bot_dir / head).resolve()) if not os.path.isabs(head) else head
+    else:
+        exe = shutil.which(head)
+    if exe is None:
+        raise SandboxError(f"command not found: {head!r}")
+    return [exe, *command[1:]]
+
+
+class PlainProcess(BotProcess):
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self._popen = popen
+        assert popen.stdin and popen.stdout and popen.stderr
+        self.stdin_fd = popen.stdin.fileno()
+        self.stdout_fd = popen.stdout.fileno()
+        self.stderr_fd = popen.stderr.fileno()
+        self._killed = False
+        self._rusage: resource.struct_rusage | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid
+
+    def poll(self) -> int | None:
+        return self._popen.poll()
+
+    def kill(self) -> None:
+        if self._popen.poll() is None:
+            self._killed = True
+        try:
+            os.killpg(self._popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self._reap()
+
+    def _reap(self) -> None:
+        if self._rusage is not None:
+            return
+        try:
+            _, status, rusage = os.wait4(self._popen.pid, 0)
+            self._popen.returncode = os.waitstatus_to_exitcode(status)
+            self._rusage = rusage
+        except ChildProcessError:
+            self._popen.wait()
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        try:
+            return self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def usage(self) -> Usage:
+        rc = self._popen.poll()
+        u = Usage(returncode=rc)
+        if self._rusage is not None:
+            u.cpu_seconds = self._rusage.ru_utime + self._rusage.ru_stime
+            u.max_rss_mb = self._rusage.ru_maxrss / 1024
+        if rc is None:
+            u.exit = Exit.RUNNING
+        elif rc == -signal.SIGXCPU:
+            u.exit = Exit.CPU_LIMIT
+        elif self._killed or rc < 0:
+            u.exit = Exit.KILLED
+        else:
+            u.exit = Exit.EXITED
+        return u
+
+    def close(self) -> None:
+        self.kill()
+        for f in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
+
+
+class PlainSandbox(Sandbox):
+    """No isolation; rlimits only. Never for untrusted bots."""
+
+    name = "none"
+    isolates = False
+
+    def spawn(
+        self,
+        bot_dir: Path,
+        command: Sequence[str],
+        limits: Limits,
+        *,
+        env: Mapping[str, str] | None = None,
+        slot: int = 0,
+        cpu: int | None = None,
+    ) -> BotProcess:
+        argv = resolve_command(command, bot_dir)
+
+        def preexec() -> None:
+            os.setsid()
+            if cpu is not None and hasattr(os, "sched_setaffinity"):
+                try:
+                    os.sched_setaffinity(0, {cpu})
+                except OSError:
+                    pass
+            _lower(resource.RLIMIT_CPU, limits.cpu_seconds)
+            _lower(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
+            _lower(resource.RLIMIT_NOFILE, limits.open_files)
+            _lower(resource.RLIMIT_CORE, 0)
+
+        base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(bot_dir), "LANG": "C.UTF-8"}
+        base_env.update(env or {})
+        try:
+            popen = subprocess.Popen(
+                argv,
+                cwd=bot_dir,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=base_env,
+                preexec_fn=preexec,
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise SandboxError(f"could not start {argv[0]}: {exc}") from exc
+        return PlainProcess(popen)
+
+    def enforced(self, limits: Limits) -> dict[str, bool]:
+        return {
+            "network": False,
+            "filesystem": False,
+            "memory": False,
+            "cpu_time": True,
+            "processes": False,
+            "file_size": True,
+            "open_files": True,
+            "tmp_space": False,
+        }
+
+
+def _lower(which: int, value: int) -> None:
+    """Lower a soft and hard rlimit to ``value`` (raising is impossible here anyway)."""
+    _soft, hard = resource.getrlimit(which)
+    new_hard = value if hard == resource.RLIM_INFINITY else min(hard, value)
+    resource.setrlimit(which, (min(value, new_hard), new_hard))
