@@ -15,6 +15,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+KIT_DIR = Path(__file__).resolve().parents[1] / "sample_bots" / "kit"
+"""The bot kits (helper libraries a bot may import); every backend exposes them read-only."""
+
+KIT_MOUNT = "/kit"
+"""Where the kits appear inside an isolating sandbox."""
+
+
+def kit_env(root: str) -> dict[str, str]:
+    """Environment that lets a bot import the kit found at ``root`` (Python and Node)."""
+    return {"PYTHONPATH": f"{root}/python", "NODE_PATH": f"{root}/js"}
+
 
 class SandboxError(Exception):
     """The sandbox could not start the bot (not a bot failure: an infrastructure one)."""

@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox.base import BotProcess, Exit, Limits, Sandbox, SandboxError, Usage
+from sandbox.base import KIT_DIR, BotProcess, Exit, Limits, Sandbox, SandboxError, Usage, kit_env
 
 
 def resolve_command(command: Sequence[str], bot_dir: Path) -> list[str]:
@@ -132,6 +132,7 @@ class PlainSandbox(Sandbox):
             _lower(resource.RLIMIT_CORE, 0)
 
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(bot_dir), "LANG": "C.UTF-8"}
+        base_env.update(kit_env(str(KIT_DIR)))
         base_env.update(env or {})
         try:
             popen = subprocess.Popen(
