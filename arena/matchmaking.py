@@ -1,0 +1,272 @@
+"""Who plays whom: ladder matchmaking, seat rotation, mirrored deals and tournament pairings.
+
+Everything here is a pure function over plain data and an explicit ``random.Random``, so the
+ladder scheduler, local tournaments and the rating simulation make the same choices from the
+same inputs.
+
+Ladder matchmaking (``pick_table``) works in three steps:
+
+1. ``pick_seed``: choose the bot that most needs games. Usually the most uncertain one (highest
+   ``sigma``), which is the bot whose next result teaches the ladder the most; sometimes the bot
+   with the fewest games or the one idle longest, so that no bot starves.
+2. ``fill_table``: fill its table with bots near it in ``mu``: close games are the informative
+   ones, and they make top bots meet each other. Never two bots of one author at one table.
+3. ``seat_table``: give each bot the seat it has sat in least (seat rotation).
+
+``mirrored_seatings`` turns one table into ``n`` seatings with the seats rotated; played on one
+seed, they deal the same cards to every seat once, which cancels most of the luck of the deal.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+SEED_BY_GAMES = 0.15
+"""Share of picks that go to a bot with the fewest games (newcomers get placed quickly)."""
+SEED_BY_IDLE = 0.05
+"""Share of picks that go to the bot idle longest (nobody starves)."""
+NEAREST_SPREAD = 2
+"""Opponents are drawn from the ``players - 1 + NEAREST_SPREAD`` bots nearest in mu."""
+
+
+class NoTableError(ValueError):
+    """Not enough eligible bots (of distinct authors) to fill a table."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A bot as the matchmaker sees it.
+
+    ``last_played`` is any increasing clock (a timestamp or a match counter); smaller means
+    longer ago. ``author`` groups bots that must never share a table.
+    """
+
+    bot: str
+    author: str
+    mu: float
+    sigma: float
+    games: int = 0
+    last_played: float = 0.0
+
+
+# --- ladder -------------------------------------------------------------------------------
+
+
+def pick_seed(candidates: Sequence[Candidate], rng: random.Random) -> Candidate:
+    """The bot that most needs a game now (see the module docstring for the policy)."""
+    if not candidates:
+        raise NoTableError("no bots to schedule")
+    roll = rng.random()
+    if roll < SEED_BY_GAMES:
+        fewest = min(c.games for c in candidates)
+        return rng.choice([c for c in candidates if c.games == fewest])
+    if roll < SEED_BY_GAMES + SEED_BY_IDLE:
+        return min(candidates, key=lambda c: (c.last_played, c.bot))
+    top = max(c.sigma for c in candidates)
+    return rng.choice([c for c in candidates if math.isclose(c.sigma, top, rel_tol=1e-9)])
+
+
+def fill_table(
+    seed: Candidate, candidates: Sequence[Candidate], players: int, rng: random.Random
+) -> list[Candidate]:
+    """``seed`` plus ``players - 1`` bots near it in mu, all of distinct authors.
+
+    Opponents are drawn at random from the nearest few eligible bots rather than always the very
+    nearest, so that neighbours on the ladder do not replay the same table over and over.
+    """
+    table = [seed]
+    authors = {seed.author}
+    pool = sorted(
+        (c for c in candidates if c.bot != seed.bot and c.author != seed.author),
+        key=lambda c: (abs(c.mu - seed.mu), c.bot),
+    )
+    while len(table) < players:
+        eligible = [c for c in pool if c.author not in authors]
+        if not eligible:
+            raise NoTableError(f"cannot seat {players} bots of distinct authors")
+        width = players - len(table) + NEAREST_SPREAD
+        pick = rng.choice(eligible[:width])
+        table.append(pick)
+        authors.add(pick.author)
+        pool.remove(pick)
+    return table
+
+
+def seat_table(
+    bots: Sequence[str], seat_counts: Mapping[str, Sequence[int]], rng: random.Random
+) -> list[str]:
+    """An order of ``bots`` (seat k gets element k) that puts bots where they sat least.
+
+    ``seat_counts[bot][k]`` is how often ``bot`` has sat in seat k (missing means never). Ties
+    between equally good orders are broken by ``rng``.
+    """
+    n = len(bots)
+
+    def cost(order: Sequence[str]) -> int:
+        return sum(_count(seat_counts, bot, seat) for seat, bot in enumerate(order))
+
+    if n > 6:  # 7! orders is already too many to try; a shuffle rotates well enough
+        order = list(bots)
+        rng.shuffle(order)
+        return order
+    orders = list(itertools.permutations(bots))
+    best = min(cost(o) for o in orders)
+    return list(rng.choice([o for o in orders if cost(o) == best]))
+
+
+def _count(seat_counts: Mapping[str, Sequence[int]], bot: str, seat: int) -> int:
+    counts = seat_counts.get(bot, ())
+    return counts[seat] if seat < len(counts) else 0
+
+
+def pick_table(
+    candidates: Sequence[Candidate],
+    players: int,
+    rng: random.Random,
+    seat_counts: Mapping[str, Sequence[int]] | None = None,
+) -> list[str]:
+    """One ladder table: the bot ids in seat order (seed bot, nearest opponents, rotated)."""
+    seed = pick_seed(candidates, rng)
+    table = fill_table(seed, candidates, players, rng)
+    return seat_table([c.bot for c in table], seat_counts or {}, rng)
+
+
+def mirrored_seatings(bots: Sequence[T]) -> list[list[T]]:
+    """``n`` seatings of ``n`` bots, each rotated one seat further: every bot sits everywhere.
+
+    Played on one seed, seating ``r`` gives seat ``k`` to ``bots[(k - r) % n]``, so the same hands
+    are dealt to every bot once.
+    """
+    n = len(bots)
+    return [[bots[(seat - r) % n] for seat in range(n)] for r in range(n)]
+
+
+# --- tournaments: round robin ---------------------------------------------------------------
+
+MAX_FULL_ROUND_ROBIN = 1000
+"""Above this many combinations, round robins use a balanced design instead of every one."""
+
+
+def round_robin_tables(bots: int, players: int, tables: int) -> list[tuple[int, ...]]:
+    """``tables`` tables (tuples of bot indices) for a round robin of ``bots`` bots.
+
+    When every combination of ``players`` bots fits, whole cycles of all combinations are used
+    (ordered so that any prefix is close to balanced). Otherwise a balanced design: every bot
+    plays as often as possible equally, and pairs meet as evenly as possible.
+    """
+    if players > bots:
+        raise ValueError(f"{bots} bots cannot fill a table of {players}")
+    total = math.comb(bots, players)
+    if total <= min(tables, MAX_FULL_ROUND_ROBIN):
+        cycle = _balanced_order(list(itertools.combinations(range(bots), players)))
+        return [cycle[i % total] for i in range(tables)]
+    return balanced_tables(bots, players, tables)
+
+
+def _balanced_order(combos: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    """Reorder combinations so that bots' appearance counts stay level along the way."""
+    seen: Counter[int] = Counter()
+    left = list(combos)
+    ordered: list[tuple[int, ...]] = []
+    while left:
+        best = min(range(len(left)), key=lambda i: (sum(seen[b] for b in left[i]), i))
+        combo = left.pop(best)
+        seen.update(combo)
+        ordered.append(combo)
+    return ordered
+
+
+def balanced_tables(bots: int, players: int, tables: int) -> list[tuple[int, ...]]:
+    """A greedy balanced design: each table starts from the bot with the fewest games, then
+    adds the bots that met the table's members least (then fewest games)."""
+    games: Counter[int] = Counter()
+    met: Counter[tuple[int, int]] = Counter()
+    out: list[tuple[int, ...]] = []
+    for _ in range(tables):
+        table = [min(range(bots), key=lambda b: (games[b], b))]
+        while len(table) < players:
+            rest = [b for b in range(bots) if b not in table]
+            table.append(min(rest, key=lambda b: (_met_with(met, b, table), games[b], b)))
+        games.update(table)
+        met.update(_pairs(table))
+        out.append(tuple(sorted(table)))
+    return out
+
+
+def _pairs(table: Iterable[int]) -> list[tuple[int, int]]:
+    return [(a, b) if a < b else (b, a) for a, b in itertools.combinations(table, 2)]
+
+
+def _met_with(met: Mapping[tuple[int, int], int], bot: int, table: Iterable[int]) -> int:
+    return sum(met.get((min(bot, o), max(bot, o)), 0) for o in table)
+
+
+# --- tournaments: Swiss ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SwissRound:
+    """One Swiss round: the tables (bot indices, best-scored first) and the bots with a bye."""
+
+    tables: list[tuple[int, ...]]
+    byes: list[int]
+
+
+def place_points(ranking: Sequence[int]) -> list[float]:
+    """Swiss points per seat: ``players - position``, tied seats sharing their positions' mean.
+
+    ``(1, 2, 3, 4)`` gives ``3, 2, 1, 0``; ``(1, 1, 3, 4)`` gives ``2.5, 2.5, 1, 0``.
+    """
+    n = len(ranking)
+    shared = Counter(ranking)
+    return [n - (place + (shared[place] - 1) / 2) for place in ranking]
+
+
+def bye_points(players: int) -> float:
+    """What a bye is worth: the points of an average place."""
+    return (players - 1) / 2
+
+
+def swiss_round(
+    scores: Sequence[float],
+    players: int,
+    met: Mapping[tuple[int, int], int],
+    byes: Mapping[int, int],
+    window: int = 3,
+) -> SwissRound:
+    """Pair one Swiss round of ``len(scores)`` bots into tables of ``players``.
+
+    Bots are ordered by score (ties by index, i.e. entry order). When the count does not divide,
+    the lowest-scored bots among those with the fewest byes sit out. Each table is then built from
+    the best unseated bot, adding from the next few (``window * players``) unseated bots the one
+    that met the table least, nearest in the order first. ``met`` counts past meetings per pair
+    ``(low, high)``; ``byes`` counts past byes per bot.
+    """
+    n = len(scores)
+    if players > n:
+        raise ValueError(f"{n} bots cannot fill a table of {players}")
+    order = sorted(range(n), key=lambda b: (-scores[b], b))
+    sit_out = sorted(order, key=lambda b: (byes.get(b, 0), scores[b], -b))[: n % players]
+    left = [b for b in order if b not in sit_out]
+    tables: list[tuple[int, ...]] = []
+    while left:
+        table = [left.pop(0)]
+        while len(table) < players:
+            reach = left[: window * players]
+            pick = min(range(len(reach)), key=lambda i: (_met_with(met, reach[i], table), i))
+            table.append(left.pop(pick))
+        tables.append(tuple(table))
+    return SwissRound(tables=tables, byes=sorted(sit_out))
+
+
+def swiss_rounds_for(bots: int, players: int) -> int:
+    """A sensible number of Swiss rounds: enough to separate ``bots`` bots (log base players)."""
+    return max(1, math.ceil(math.log(max(bots, 2), max(players, 2))) + 1)
