@@ -220,6 +220,10 @@ class Game(ABC):
     def greedy_action(self, state: State, rng: random.Random) -> Action:
         """The built-in simple heuristic agent's choice in ``state``."""
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Game:
+        # A Game is immutable, so a cloned State shares it (its params proxy cannot be copied).
+        return self
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config()!r})"
 
