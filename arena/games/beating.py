@@ -1,0 +1,213 @@
+"""What the beating games (svoi-kozyri, challenge) share: the beating rule, the pile, actions.
+
+Both games play cards onto one face-up pile. A card beats the top card when it is a higher card of
+the same suit, or a card of the mover's own trump suit laid on a card of another suit. Nobody has
+to follow suit, and it does not matter who played the top card or whose trump it is.
+
+Actions are small ints, so legal action lists are cheap to build and naturally ascending:
+
+=============  ==========================  ====================================
+range          meaning                     wire form
+=============  ==========================  ====================================
+0..63          lead card ``c``             ``{"type": "lead", "card": "9C"}``
+64..127        beat with card ``c - 64``   ``{"type": "beat", "card": "JC"}``
+128..191       second card ``c - 128``     ``{"type": "second", "card": "7H"}``
+192            pick up / take              ``{"type": "pick_up"}`` (``"take"``)
+196..199       choose a trump suit         ``{"type": "choose_trump", "suit": "H"}``
+200..203       choose a side suit          ``{"type": "choose_side", "suit": "C"}``
+=============  ==========================  ====================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena import cards
+from arena.cards import Card, Suit
+from arena.games.base import Action, IllegalActionError
+
+LEAD = 0
+BEAT = 64
+SECOND = 128
+PICK_UP = 192
+CHOOSE_TRUMP = 196
+CHOOSE_SIDE = 200
+
+ALL = "all"
+"""A pick-up count meaning "the whole pile"."""
+
+_CARD_KINDS = {"lead": LEAD, "beat": BEAT, "second": SECOND}
+_SUIT_KINDS = {"choose_trump": CHOOSE_TRUMP, "choose_side": CHOOSE_SIDE}
+
+
+def beats(card: Card, top: Card, trump: Suit) -> bool:
+    """True if ``card`` beats ``top`` for a player whose own trump suit is ``trump``."""
+    if card >> 4 == top >> 4:
+        return (card & 15) > (top & 15)
+    return card >> 4 == trump
+
+
+def _suit_above(card: Card) -> int:
+    """The mask of the cards of ``card``'s suit that rank above it."""
+    suit_base = card & ~15
+    return sum(1 << (suit_base + r) for r in range((card & 15) + 1, cards.ACE + 1))
+
+
+def _build_beat_masks() -> tuple[tuple[int, ...], ...]:
+    full_suit = [sum(1 << (s * 16 + r) for r in range(5, cards.ACE + 1)) for s in range(4)]
+    table = []
+    for trump in range(4):
+        row = []
+        for top in range(64):
+            above = _suit_above(top)
+            row.append(above if top >> 4 == trump else above | full_suit[trump])
+        table.append(tuple(row))
+    return tuple(table)
+
+
+BEAT_MASKS = _build_beat_masks()
+"""``BEAT_MASKS[trump][top]``: every card that beats ``top`` for the owner of ``trump``."""
+
+SUIT_MASKS = tuple(sum(1 << (s * 16 + r) for r in range(5, cards.ACE + 1)) for s in range(4))
+RANK_MASKS = {r: sum(1 << (s * 16 + r) for s in range(4)) for r in range(5, cards.ACE + 1)}
+
+
+def _build_action_tables() -> dict[int, tuple[tuple[tuple[int, ...], ...], ...]]:
+    """Per action base and suit, the action tuple of every 10-bit rank pattern of that suit."""
+    patterns = [tuple(5 + i for i in range(10) if v >> i & 1) for v in range(1024)]
+    return {
+        base: tuple(
+            tuple(tuple(base + s * 16 + r for r in ranks) for ranks in patterns) for s in range(4)
+        )
+        for base in (LEAD, BEAT, SECOND)
+    }
+
+
+_TABLES = _build_action_tables()
+
+
+def card_actions(hand: int, base: int) -> list[Action]:
+    """The actions ``base + card`` for every card of the bitmask ``hand``, ascending."""
+    t = _TABLES[base]
+    out: list[Action] = []
+    v = hand >> 5 & 1023
+    if v:
+        out.extend(t[0][v])
+    v = hand >> 21 & 1023
+    if v:
+        out.extend(t[1][v])
+    v = hand >> 37 & 1023
+    if v:
+        out.extend(t[2][v])
+    v = hand >> 53 & 1023
+    if v:
+        out.extend(t[3][v])
+    return out
+
+
+def lowest(hand: int) -> Card:
+    """The lowest-ranked card of a non-empty bitmask (ties go to the first suit in S H D C)."""
+    for rank in range(5, cards.ACE + 1):
+        m = hand & RANK_MASKS[rank]
+        if m:
+            return (m & -m).bit_length() - 1
+    raise ValueError("lowest() of an empty hand")
+
+
+def lowest_preferring_side_suits(hand: int, trump: Suit) -> Card:
+    """The lowest card that is not of ``trump``, or the lowest trump if that is all there is."""
+    side = hand & ~SUIT_MASKS[trump]
+    return lowest(side if side else hand)
+
+
+def cheapest_beat(hand: int, top: Card, trump: Suit) -> Card | None:
+    """The cheapest card of ``hand`` beating ``top``: the lowest non-trump first, else a trump."""
+    can = hand & BEAT_MASKS[trump][top]
+    return lowest_preferring_side_suits(can, trump) if can else None
+
+
+def single_card_beats(hand: int, top: Card, trump: Suit) -> bool:
+    """The draw test: ``hand`` is exactly one card and that card beats ``top``."""
+    return hand != 0 and hand & (hand - 1) == 0 and bool(hand & BEAT_MASKS[trump][top])
+
+
+def pickup_count(top: Card, trump: Suit, counts: tuple[Any, Any, Any], pile_size: int) -> int:
+    """How many cards a player with ``trump`` picks up from a pile of ``pile_size`` under ``top``.
+
+    ``counts`` is (plain, own trump, own-trump ace); each an int or ``ALL``. A pile with fewer
+    cards than the count is taken whole.
+    """
+    plain, own, own_ace = counts
+    if top >> 4 != trump:
+        n = plain
+    elif top & 15 == cards.ACE:
+        n = own_ace
+    else:
+        n = own
+    return pile_size if n == ALL or n > pile_size else int(n)
+
+
+class Pile:
+    """The face-up pile, bottom to top, with an exact int key of its sequence.
+
+    Every card is below 64, so six bits per card spell the sequence; no real card is 0, so the
+    key never confuses piles of different lengths.
+    """
+
+    __slots__ = ("cards", "key")
+
+    def __init__(self, start: list[Card] | None = None) -> None:
+        self.cards: list[Card] = []
+        self.key = 0
+        for card in start or ():
+            self.push(card)
+
+    def push(self, card: Card) -> None:
+        self.cards.append(card)
+        self.key = self.key << 6 | card
+
+    def take(self, count: int) -> list[Card]:
+        """Remove and return the top ``count`` cards (bottom to top order)."""
+        taken = self.cards[-count:] if count else []
+        del self.cards[len(self.cards) - count :]
+        self.key >>= 6 * count
+        return taken
+
+    def __len__(self) -> int:
+        return len(self.cards)
+
+
+def action_to_json(action: Action, take_word: str = "pick_up") -> dict[str, Any]:
+    """The wire form of an action (``take_word`` names the pick-up action of the game)."""
+    if action < PICK_UP:
+        kind = ("lead", "beat", "second")[action >> 6]
+        return {"type": kind, "card": cards.to_str(action & 63)}
+    if action == PICK_UP:
+        return {"type": take_word}
+    if CHOOSE_TRUMP <= action < CHOOSE_TRUMP + 4:
+        return {"type": "choose_trump", "suit": cards.SUITS[action - CHOOSE_TRUMP]}
+    if CHOOSE_SIDE <= action < CHOOSE_SIDE + 4:
+        return {"type": "choose_side", "suit": cards.SUITS[action - CHOOSE_SIDE]}
+    raise IllegalActionError(f"no such action: {action}")
+
+
+def action_from_json(obj: Any, take_word: str = "pick_up") -> Action:
+    """Parse a wire action of a beating game; legality is checked by ``apply_action``."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        raise IllegalActionError(f'an action is an object with a "type", got {obj!r}')
+    kind = obj["type"]
+    try:
+        if kind in _CARD_KINDS:
+            if kind == "beat" and obj.get("second") is not None:
+                raise IllegalActionError(
+                    'the second card is its own action: {"type": "second", "card": ...}'
+                )
+            return _CARD_KINDS[kind] + cards.parse(obj.get("card"))  # type: ignore[arg-type]
+        if kind in _SUIT_KINDS:
+            return _SUIT_KINDS[kind] + cards.parse_suit(obj.get("suit"))  # type: ignore[arg-type]
+    except cards.CardError as err:
+        raise IllegalActionError(str(err)) from None
+    if kind == take_word:
+        return PICK_UP
+    known = [*_CARD_KINDS, take_word, *_SUIT_KINDS]
+    raise IllegalActionError(f"unknown action type {kind!r} (types: {', '.join(known)})")
