@@ -1,0 +1,455 @@
+"""Kozyr Boys (Réunion): three players, 32 cards, two jacks on top of the trumps.
+
+Rules: ``seeds/kozyr-boys.md``. A match is three deals, each player dealing once. In each deal the
+dealer takes the two cards left over (the top one, turned up, sets trumps) and discards two face
+down; then ten tricks are played for card points.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena import cards
+from arena.cards import ACE, JACK, TEN, Card, Suit
+from arena.games.base import (
+    JSON,
+    TERMINAL,
+    Action,
+    Game,
+    GameSpec,
+    IllegalActionError,
+    Param,
+    Result,
+    State,
+    deal_rng,
+    ranking_from_scores,
+)
+from arena.games.tricktaking import (
+    Play,
+    Trick,
+    hand_strs,
+    next_seat,
+    parse_card_action,
+    seats_from,
+    shuffled_pack,
+)
+
+PLAYERS = 3
+PACK_SIZE = 32
+PACKETS = (3, 4, 3)
+DISCARD = 64
+"""Action ``DISCARD + 64 * low + high`` discards the pair of cards ``low < high``; lower actions
+play the card of that number."""
+
+LAST_TRICK_BONUS = 10
+NO_TRICK_PENALTY = 30
+NO_TRICK_GIFT = 15
+POINTS = {ACE: 11, TEN: 10, 13: 4, 12: 3, JACK: 2}
+BOWER_POINTS = 12
+PLAIN_ORDER = {ACE: 8, TEN: 7, 13: 6, 12: 5, JACK: 4, 9: 3, 8: 2, 7: 1}
+"""Rank order of a plain suit (and of the trump suit below the bowers): A T K Q J 9 8 7."""
+
+DISCARD_PHASE, PLAY_PHASE, OVER = "discard", "play", "over"
+DISCARD_RULES = ("seed", "no_aces_bowers", "one_ten")
+
+SPEC = GameSpec(
+    name="kozyr-boys",
+    title="Kozyr Boys (Réunion)",
+    min_players=PLAYERS,
+    max_players=PLAYERS,
+    default_players=PLAYERS,
+    params=(
+        Param(
+            "discard_rule",
+            "seed",
+            "what the dealer may not discard: aces and trumps (seed), aces and bowers "
+            "(no_aces_bowers), or aces, bowers and more than one ten (one_ten)",
+            kind="str",
+            choices=DISCARD_RULES,
+        ),
+        Param("rounds", 1, "times each player deals (3 deals per round)", minimum=1, maximum=20),
+    ),
+    variants={
+        "aces-bowers": {"discard_rule": "no_aces_bowers"},
+        "one-ten": {"discard_rule": "one_ten"},
+    },
+    rulebook="seeds/kozyr-boys.md",
+)
+
+
+def left_bower_suit(trump: Suit) -> Suit:
+    """The other suit of the trump's colour: spades with clubs, hearts with diamonds."""
+    return 3 - trump
+
+
+@dataclass(frozen=True)
+class Trumps:
+    """The trump suit of a deal and what it makes of each card."""
+
+    suit: Suit
+
+    @property
+    def right(self) -> Card:
+        return cards.make(JACK, self.suit)
+
+    @property
+    def left(self) -> Card:
+        return cards.make(JACK, left_bower_suit(self.suit))
+
+    def suit_of(self, card: Card) -> Suit:
+        """The suit a card counts as: the left bower belongs to the trump suit."""
+        return self.suit if card == self.left else cards.suit_of(card)
+
+    def is_trump(self, card: Card) -> bool:
+        return self.suit_of(card) == self.suit
+
+    def is_bower(self, card: Card) -> bool:
+        return card in (self.right, self.left)
+
+    def strength(self, card: Card) -> int:
+        """Order within a suit: the bowers top the trumps, then A T K Q (J) 9 8 7."""
+        if card == self.right:
+            return 20
+        if card == self.left:
+            return 19
+        return PLAIN_ORDER[cards.rank_of(card)]
+
+    def points(self, card: Card) -> int:
+        if self.is_bower(card):
+            return BOWER_POINTS
+        return POINTS.get(cards.rank_of(card), 0)
+
+    def winner(self, played: Sequence[Card]) -> int:
+        """Index of the winning card: the highest trump, else the highest of the led suit."""
+        led = self.suit_of(played[0])
+        suit = self.suit if any(self.is_trump(c) for c in played) else led
+        contenders = [i for i, c in enumerate(played) if self.suit_of(c) == suit]
+        return max(contenders, key=lambda i: self.strength(played[i]))
+
+    def legal_plays(self, hand: Sequence[Card], led: Card | None) -> list[Card]:
+        """Follow the led suit; else play a trump; else anything."""
+        if led is None:
+            return sorted(hand)
+        follow = [c for c in hand if self.suit_of(c) == self.suit_of(led)]
+        trumps = [c for c in hand if self.is_trump(c)]
+        return sorted(follow or trumps or hand)
+
+    def low_key(self, card: Card) -> tuple[int, int, int, int]:
+        """Order for "the lowest card": points, then non-trumps first, then rank, then suit."""
+        return self.points(card), self.is_trump(card), self.strength(card), cards.suit_of(card)
+
+
+def discard_pairs(hand: Sequence[Card], trumps: Trumps, rule: str) -> list[tuple[Card, Card]]:
+    """The pairs of cards the dealer may discard under ``rule``."""
+    aces = {c for c in hand if cards.rank_of(c) == ACE}
+    if rule == "seed":
+        allowed = [c for c in hand if c not in aces and not trumps.is_trump(c)]
+        if len(allowed) < 2:
+            # Too few plain cards: the minor trumps (not a bower, not the ace) become discardable.
+            allowed = [c for c in hand if c not in aces and not trumps.is_bower(c)]
+    else:
+        allowed = [c for c in hand if c not in aces and not trumps.is_bower(c)]
+    pairs = list(itertools.combinations(sorted(allowed), 2))
+    if rule == "one_ten":
+        pairs = [p for p in pairs if not all(cards.rank_of(c) == TEN for c in p)]
+    return pairs
+
+
+class KozyrBoys(Game):
+    """Réunion for three players: three deals, each player dealing once."""
+
+    spec = SPEC
+
+    def new_state(self, seed: int) -> KozyrBoysState:
+        return KozyrBoysState(self, seed)
+
+    def greedy_action(self, state: State, rng: random.Random) -> Action:
+        assert isinstance(state, KozyrBoysState)
+        if state.phase == DISCARD_PHASE:
+            return state.default_action()
+        return greedy_play(state)
+
+
+@dataclass
+class DealRecord:
+    """What a finished deal gave, per seat (numbers only, so no card leaks into the next deal)."""
+
+    deal: int
+    dealer: int
+    tricks: list[int]
+    card_points: list[int]
+    discard_points: int
+    points: list[int]
+
+    def to_json(self) -> JSON:
+        return {
+            "deal": self.deal,
+            "dealer": self.dealer,
+            "tricks": self.tricks,
+            "card_points": self.card_points,
+            "discard_points": self.discard_points,
+            "points": self.points,
+        }
+
+
+@dataclass
+class KozyrBoysState(State):
+    """One match of Kozyr Boys in progress."""
+
+    game: KozyrBoys
+    seed: int
+    deal_no: int = 0
+    first_dealer: int = 0
+    dealer: int = 0
+    hands: list[list[Card]] = field(default_factory=list)
+    turned: Card = 0
+    second: Card = 0
+    discards: list[Card] = field(default_factory=list)
+    trumps: Trumps = Trumps(0)
+    phase: str = DISCARD_PHASE
+    to_move: int = 0
+    trick: Trick = field(default_factory=lambda: Trick(0))
+    tricks: list[Trick] = field(default_factory=list)
+    scores: list[int] = field(default_factory=list)
+    deals: list[DealRecord] = field(default_factory=list)
+    history: list[JSON] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.scores = [0] * PLAYERS
+        self._deal()
+
+    # ---- dealing and discarding ------------------------------------------------------------
+
+    def _deal(self) -> None:
+        rng = deal_rng(self.seed, self.deal_no)
+        if self.deal_no == 0:
+            self.first_dealer = rng.randrange(PLAYERS)  # the first dealer is drawn by lot
+        self.dealer = (self.first_dealer + self.deal_no) % PLAYERS
+        deck = shuffled_pack(PACK_SIZE, rng)
+        self.hands = [[] for _ in range(PLAYERS)]
+        order = seats_from(next_seat(self.dealer, PLAYERS), PLAYERS)
+        for size in PACKETS:
+            for seat in order:
+                self.hands[seat] += deck[:size]
+                del deck[:size]
+        self.turned, self.second = deck
+        self.trumps = Trumps(cards.suit_of(self.turned))
+        self.hands[self.dealer] += deck
+        self.hands = [sorted(h) for h in self.hands]
+        self.discards, self.tricks = [], []
+        self.phase, self.to_move = DISCARD_PHASE, self.dealer
+        self.trick = Trick(order[0])
+        turned = cards.to_str(self.turned)
+        self.history = [{"type": "deal", "deal": self.deal_no, "dealer": self.dealer}]
+        self.history.append({"type": "turn", "card": turned})
+
+    def _discard(self, pair: tuple[Card, Card]) -> None:
+        for card in pair:
+            self.hands[self.dealer].remove(card)
+        self.discards = sorted(pair)
+        self.history.append({"type": "discard", "seat": self.dealer})
+        self.phase, self.to_move = PLAY_PHASE, self.trick.leader
+
+    # ---- play ------------------------------------------------------------------------------
+
+    def legal_cards(self) -> list[Card]:
+        led = self.trick.plays[0].card if self.trick.plays else None
+        return self.trumps.legal_plays(self.hands[self.to_move], led)
+
+    def _play(self, card: Card) -> None:
+        seat = self.to_move
+        self.hands[seat].remove(card)
+        self.trick.plays.append(Play(seat, card, self.trumps.is_trump(card)))
+        self.history.append({"type": "play", "seat": seat, "card": cards.to_str(card)})
+        if len(self.trick.plays) < PLAYERS:
+            self.to_move = next_seat(seat, PLAYERS)
+        else:
+            self._finish_trick()
+
+    def _finish_trick(self) -> None:
+        played = [p.card for p in self.trick.plays]
+        winner = self.trick.plays[self.trumps.winner(played)].seat
+        self.trick.winner = winner
+        points = sum(self.trumps.points(c) for c in played)
+        self.history.append({"type": "trick", "winner": winner, "points": points})
+        self.tricks.append(self.trick)
+        self.trick, self.to_move = Trick(winner), winner
+        if not self.hands[winner]:
+            self._finish_deal()
+
+    # ---- scoring ---------------------------------------------------------------------------
+
+    def tricks_won(self) -> list[int]:
+        won = [0] * PLAYERS
+        for t in self.tricks:
+            won[t.winner] += 1  # type: ignore[index]
+        return won
+
+    def card_points(self) -> list[int]:
+        """Card points taken in tricks so far this deal, per seat (public: tricks are face up)."""
+        taken = [0] * PLAYERS
+        for t in self.tricks:
+            taken[t.winner] += sum(self.trumps.points(p.card) for p in t.plays)  # type: ignore[index]
+        return taken
+
+    def deal_record(self) -> DealRecord:
+        """Score the finished deal: cards, last trick, the dealer's discards, no-trick payments."""
+        won, taken = self.tricks_won(), self.card_points()
+        points = list(taken)
+        points[self.tricks[-1].winner] += LAST_TRICK_BONUS  # type: ignore[index]
+        discard = sum(self.trumps.points(c) for c in self.discards)
+        if won[self.dealer]:
+            points[self.dealer] += discard
+        for seat in range(PLAYERS):
+            if not won[seat]:
+                points = [
+                    p - NO_TRICK_PENALTY if s == seat else p + NO_TRICK_GIFT
+                    for s, p in enumerate(points)
+                ]
+        return DealRecord(self.deal_no, self.dealer, won, taken, discard, points)
+
+    def _finish_deal(self) -> None:
+        record = self.deal_record()
+        self.deals.append(record)
+        self.scores = [s + p for s, p in zip(self.scores, record.points, strict=True)]
+        self.history.append({"type": "deal_end", **record.to_json()})
+        if self.deal_no + 1 >= PLAYERS * self.game.params["rounds"]:
+            self.phase, self.to_move = OVER, TERMINAL
+        else:
+            self.deal_no += 1
+            self._deal()
+
+    # ---- the State API ----------------------------------------------------------------------
+
+    def current_player(self) -> int:
+        return self.to_move
+
+    def is_terminal(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def deal_index(self) -> int:
+        return self.deal_no
+
+    def legal_pairs(self) -> list[tuple[Card, Card]]:
+        rule = self.game.params["discard_rule"]
+        return discard_pairs(self.hands[self.dealer], self.trumps, rule)
+
+    def legal_actions(self) -> list[Action]:
+        if self.phase == DISCARD_PHASE:
+            return sorted(DISCARD + 64 * low + high for low, high in self.legal_pairs())
+        if self.phase == PLAY_PHASE:
+            return self.legal_cards()
+        return []
+
+    def apply_action(self, action: Action) -> None:
+        if action not in self.legal_actions():
+            raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
+        if action >= DISCARD:
+            self._discard(divmod(action - DISCARD, 64))
+        else:
+            self._play(action)
+
+    def result(self) -> Result:
+        if not self.is_terminal():
+            raise ValueError("the match is not over")
+        scores = tuple(float(s) for s in self.scores)
+        detail: JSON = {"deals": [d.to_json() for d in self.deals]}
+        return Result(ranking_from_scores(scores), scores, detail)
+
+    def action_to_json(self, action: Action) -> JSON:
+        if action >= DISCARD:
+            low, high = divmod(action - DISCARD, 64)
+            return {"type": "discard", "cards": cards.strs((low, high))}
+        return {"type": "play", "card": cards.to_str(action)}
+
+    def action_from_json(self, obj: Any) -> Action:
+        if isinstance(obj, dict) and obj.get("type") == "discard":
+            return DISCARD + 64 * min(pair := parse_pair(obj)) + max(pair)
+        return parse_card_action(obj)
+
+    def default_action(self) -> Action:
+        """Discard the two lowest-point legal cards; play the lowest legal card."""
+        if self.phase == DISCARD_PHASE:
+            key = self.trumps.low_key
+            low, high = min(self.legal_pairs(), key=lambda p: sorted(map(key, p))[::-1])
+            return DISCARD + 64 * low + high
+        return min(self.legal_cards(), key=self.trumps.low_key)
+
+    def private_cards(self, seat: int) -> set[str]:
+        """The hand (less the turned card, which all saw) and, for the dealer, the discards."""
+        mine = [c for c in self.hands[seat] if c != self.turned]
+        if seat == self.dealer:
+            mine += self.discards
+        return set(cards.strs(mine))
+
+    def _public(self) -> JSON:
+        return {
+            "game": self.game.name,
+            "players": PLAYERS,
+            "deal": self.deal_no,
+            "deals": PLAYERS * self.game.params["rounds"],
+            "dealer": self.dealer,
+            "to_move": None if self.to_move == TERMINAL else self.to_move,
+            "phase": self.phase,
+            "hand_counts": [len(h) for h in self.hands],
+            "turned": cards.to_str(self.turned),
+            "trumps": cards.suit_str(self.trumps.suit),
+            "bowers": cards.strs((self.trumps.right, self.trumps.left)),
+            "trick": self.trick.to_json(),
+            "tricks": [t.to_json() for t in self.tricks],
+            "tricks_won": self.tricks_won(),
+            "card_points": self.card_points(),
+            "scores": list(self.scores),
+            "last_deal": self.deals[-1].to_json() if self.deals else None,
+            "history": [dict(e) for e in self.history],
+        }
+
+    def observation(self, seat: int | None) -> JSON:
+        obs = self._public()
+        obs["seat"] = seat
+        if seat is not None:
+            obs["hand"] = hand_strs(self.hands[seat])
+        if seat == self.dealer:
+            obs["leftover"] = cards.strs((self.turned, self.second))
+            obs["discards"] = cards.strs(self.discards)
+        return obs
+
+    def full_view(self) -> JSON:
+        view = self._public()
+        view["hands"] = [hand_strs(h) for h in self.hands]
+        view["leftover"] = cards.strs((self.turned, self.second))
+        view["discards"] = cards.strs(self.discards)
+        view["first_dealer"] = self.first_dealer
+        return view
+
+
+def parse_pair(obj: JSON) -> tuple[Card, Card]:
+    """The two distinct cards of a ``{"type": "discard", "cards": [..]}`` wire action."""
+    given = obj.get("cards")
+    if not isinstance(given, list) or len(given) != 2:
+        raise IllegalActionError(f"a discard names exactly two cards, got {given!r}")
+    try:
+        first, second = (cards.parse(c) for c in given)
+    except cards.CardError as err:
+        raise IllegalActionError(str(err)) from None
+    if first == second:
+        raise IllegalActionError("a discard names two different cards")
+    return first, second
+
+
+def greedy_play(state: KozyrBoysState) -> Action:
+    """Take a trick worth points (or the last seat's cheap win) with the cheapest winning card;
+    otherwise play low."""
+    options = state.legal_cards()
+    trumps = state.trumps
+    played = [p.card for p in state.trick.plays]
+    winners = [c for c in options if played and trumps.winner([*played, c]) == len(played)]
+    worth = sum(trumps.points(c) for c in played)
+    if winners and (worth >= 10 or len(played) == PLAYERS - 1):
+        return min(winners, key=trumps.low_key)
+    return min(options, key=trumps.low_key)
