@@ -1,0 +1,120 @@
+"""Bot packaging: a bot is a folder with a ``bot.toml`` manifest next to its code.
+
+``docs/bots.md`` documents the manifest for bot authors. ``load_bot`` reads and checks it; every
+problem is reported with the manifest's path and the field at fault.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.games import names
+
+MANIFEST = "bot.toml"
+LANGUAGES = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
+NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_REQUIRED = ("name", "games", "language", "run")
+_OPTIONAL = ("build", "description", "author", "version")
+_Fail = Callable[[str], "ManifestError"]
+
+
+class ManifestError(ValueError):
+    """A bot folder or its ``bot.toml`` is missing or malformed."""
+
+
+@dataclass(frozen=True)
+class BotManifest:
+    """A bot folder as described by its ``bot.toml``; ``path`` is absolute."""
+
+    path: Path
+    name: str
+    games: tuple[str, ...]
+    language: str
+    run: tuple[str, ...]
+    build: tuple[str, ...] | None = None
+    description: str = ""
+    author: str = ""
+    version: str | None = None
+
+    def plays(self, game: str) -> bool:
+        """True if the manifest lists ``game``."""
+        return game in self.games
+
+
+def load_bot(path: str | Path) -> BotManifest:
+    """Read and check the manifest of the bot folder at ``path``."""
+    folder = Path(path).resolve()
+    if not folder.is_dir():
+        raise ManifestError(f"{folder}: not a folder (a bot is a folder with {MANIFEST})")
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise ManifestError(f"{folder}: no {MANIFEST} in the bot folder")
+    try:
+        data = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ManifestError(f"{manifest}: not valid TOML: {exc}") from None
+    return _parse(manifest, folder, data)
+
+
+def _parse(manifest: Path, folder: Path, data: dict[str, Any]) -> BotManifest:
+    def fail(message: str) -> ManifestError:
+        return ManifestError(f"{manifest}: {message}")
+
+    unknown = sorted(set(data) - set(_REQUIRED) - set(_OPTIONAL))
+    if unknown:
+        raise fail(
+            f"unknown field(s) {', '.join(unknown)}; known: {', '.join(_REQUIRED + _OPTIONAL)}"
+        )
+    missing = [key for key in _REQUIRED if key not in data]
+    if missing:
+        raise fail(f"missing required field(s) {', '.join(missing)}")
+    name = data["name"]
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise fail(
+            f"'name' must be 1-64 of a-z 0-9 . _ - (starting with a letter/digit), not {name!r}"
+        )
+    language = data["language"]
+    if language not in LANGUAGES:
+        raise fail(f"'language' must be one of {', '.join(LANGUAGES)}, not {language!r}")
+    return BotManifest(
+        path=folder,
+        name=name,
+        games=_games(data["games"], fail),
+        language=language,
+        run=_command(data["run"], "run", fail),
+        build=_command(data["build"], "build", fail) if "build" in data else None,
+        description=_text(data, "description", fail),
+        author=_text(data, "author", fail),
+        version=_text(data, "version", fail) or None,
+    )
+
+
+def _games(value: Any, fail: _Fail) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(g, str) for g in value):
+        raise fail("'games' must be a non-empty list of game names, e.g. [\"svoi-kozyri\"]")
+    unknown = [g for g in value if g not in names()]
+    if unknown:
+        raise fail(f"unknown game(s) {', '.join(unknown)}; games: {', '.join(names())}")
+    return tuple(value)
+
+
+def _command(value: Any, key: str, fail: _Fail) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise fail(f'\'{key}\' must be a list of strings, e.g. ["python3", "bot.py"], not a string')
+    if not isinstance(value, list) or not value:
+        raise fail(f"'{key}' must be a non-empty list of strings")
+    if not all(isinstance(part, str) and part for part in value):
+        raise fail(f"every item of '{key}' must be a non-empty string")
+    return tuple(value)
+
+
+def _text(data: dict[str, Any], key: str, fail: _Fail) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise fail(f"'{key}' must be a string")
+    return value

@@ -1,0 +1,245 @@
+"""The referee's end of one bot's pipes: bounded writes, line reads with deadlines, stderr capture.
+
+Nothing a bot does here can block the referee: every fd is non-blocking, every wait has a deadline
+(unless timeouts are off), stdout lines are length-capped, and stderr is always drained into a
+capped log while the referee waits on any bot.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import fcntl
+import os
+import select
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from arena.protocol import MAX_LINE_BYTES, LineReader, LineTooLong
+from sandbox.base import BotProcess
+
+STDERR_LOG_BYTES = 256 * 1024
+"""stderr kept per seat for the whole match (the first part; the rest is counted, not kept)."""
+
+STDERR_STEP_BYTES = 2048
+"""stderr kept per step in the replay (the last part written since the seat's previous step)."""
+
+MAX_QUEUED_LINES = 64
+"""Complete lines a bot may have waiting unanswered; more is an output flood."""
+
+_READ_CHUNK = 1 << 16
+
+
+class ReadEvent(enum.StrEnum):
+    """Why ``Connection.read_line`` returned without a line."""
+
+    LINE = "line"
+    TIMEOUT = "timeout"
+    EOF = "eof"
+    FLOOD = "flood"
+
+
+@dataclass
+class StderrLog:
+    """A seat's stderr: a capped whole-match log plus the text since its last step."""
+
+    total_cap: int = STDERR_LOG_BYTES
+    step_cap: int = STDERR_STEP_BYTES
+    kept: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+    recent: deque[bytes] = field(default_factory=deque)
+    recent_size: int = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.total_cap - len(self.kept)
+        self.kept += data[:room]
+        self.dropped += max(0, len(data) - room)
+        self.recent.append(data[-self.step_cap :])
+        self.recent_size += min(len(data), self.step_cap)
+        while self.recent_size - len(self.recent[0]) >= self.step_cap:
+            self.recent_size -= len(self.recent.popleft())
+
+    def take_step_excerpt(self) -> str | None:
+        """The last ``step_cap`` bytes written since the previous call, or None."""
+        if not self.recent:
+            return None
+        data = b"".join(self.recent)[-self.step_cap :]
+        self.recent.clear()
+        self.recent_size = 0
+        return data.decode("utf-8", "replace")
+
+    def text(self) -> str:
+        tail = f"\n[... {self.dropped} more bytes of stderr not kept]" if self.dropped else ""
+        return self.kept.decode("utf-8", "replace") + tail
+
+
+def _set_nonblocking(fd: int) -> None:
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+
+
+def _ms_until(deadline: float | None) -> int | None:
+    """poll() timeout for ``deadline`` (None waits forever)."""
+    if deadline is None:
+        return None
+    return max(0, int((deadline - time.perf_counter()) * 1000) + 1)
+
+
+class Connection:
+    """One bot process seen from the referee."""
+
+    def __init__(self, process: BotProcess, stderr_log: StderrLog | None = None) -> None:
+        self.process = process
+        self.stderr = stderr_log or StderrLog()
+        self.reader = LineReader(MAX_LINE_BYTES)
+        self.lines: deque[bytes] = deque()
+        self.stdout_open = True
+        self.stderr_open = True
+        for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
+            _set_nonblocking(fd)
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def send(self, data: bytes, deadline: float | None) -> bool:
+        """Write all of ``data`` by ``deadline``; False if the bot is gone or never reads."""
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self.process.stdin_fd, view) :]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError:  # EPIPE and friends: the bot has closed its stdin or died
+                return False
+            if not self._wait_writable(deadline):
+                return False
+        return True
+
+    def _wait_writable(self, deadline: float | None) -> bool:
+        poller = select.poll()
+        poller.register(self.process.stdin_fd, select.POLLOUT)
+        while True:
+            timeout = _ms_until(deadline)
+            events = poller.poll(timeout)
+            if events:
+                return not any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
+            if timeout == 0 or (deadline is not None and time.perf_counter() >= deadline):
+                return False
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def read_line(self, deadline: float | None, others: list[Connection]) -> ReadEvent:
+        """Wait for a complete stdout line (then in ``self.lines``), draining every stderr.
+
+        ``others`` are the other bots whose stderr is drained meanwhile.
+        """
+        if self.lines:
+            return ReadEvent.LINE
+        if not self.stdout_open:
+            return ReadEvent.EOF
+        poller, owners = self._poller(others)
+        while True:
+            timeout = _ms_until(deadline)
+            for fd, _ in poller.poll(timeout):
+                event = self._on_readable(fd, owners, poller)
+                if event is not None:
+                    return event
+            if deadline is not None and time.perf_counter() >= deadline:
+                return ReadEvent.TIMEOUT
+
+    def _poller(self, others: list[Connection]) -> tuple[select.poll, dict[int, Connection]]:
+        poller = select.poll()
+        owners: dict[int, Connection] = {}
+        if self.stdout_open:
+            poller.register(self.process.stdout_fd, select.POLLIN)
+            owners[self.process.stdout_fd] = self
+        for conn in [self, *others]:
+            if conn.stderr_open:
+                poller.register(conn.process.stderr_fd, select.POLLIN)
+                owners[conn.process.stderr_fd] = conn
+        return poller, owners
+
+    def _on_readable(
+        self, fd: int, owners: dict[int, Connection], poller: select.poll
+    ) -> ReadEvent | None:
+        owner = owners[fd]
+        if fd == owner.process.stderr_fd:
+            if not owner.drain_stderr():
+                poller.unregister(fd)
+            return None
+        event = self._read_stdout()
+        if event is ReadEvent.EOF:
+            poller.unregister(fd)
+        return event
+
+    def _read_stdout(self) -> ReadEvent | None:
+        try:
+            data = os.read(self.process.stdout_fd, _READ_CHUNK)
+        except BlockingIOError:
+            return None
+        except OSError:
+            data = b""
+        if not data:
+            self.stdout_open = False
+            return ReadEvent.EOF
+        try:
+            self.lines.extend(line for line in self.reader.feed(data) if line.strip())
+        except LineTooLong:
+            self.reset_output()
+            return ReadEvent.FLOOD
+        if len(self.lines) > MAX_QUEUED_LINES:
+            self.reset_output()
+            return ReadEvent.FLOOD
+        return ReadEvent.LINE if self.lines else None
+
+    def reset_output(self) -> None:
+        """Forget buffered stdout (after a flood) and whatever is waiting in the pipe."""
+        self.lines.clear()
+        self.reader = LineReader(MAX_LINE_BYTES)
+        for _ in range(64):
+            try:
+                if not os.read(self.process.stdout_fd, _READ_CHUNK):
+                    break
+            except OSError:
+                break
+
+    def drain_stderr(self, limit: int = 16) -> bool:
+        """Read what stderr holds now (at most ``limit`` chunks); False once it is closed."""
+        for _ in range(limit):
+            try:
+                data = os.read(self.process.stderr_fd, _READ_CHUNK)
+            except BlockingIOError:
+                return True
+            except OSError as exc:
+                if exc.errno == errno.EINTR:
+                    continue
+                data = b""
+            if not data:
+                self.stderr_open = False
+                return False
+            self.stderr.add(data)
+        return True
+
+    def wait_exit(self, deadline: float) -> bool:
+        """Wait until the bot closes its stdout (it has exited), discarding what it still says.
+
+        Waiting on the pipe rather than on the process leaves reaping to the sandbox, which
+        collects the resource use at that moment.
+        """
+        while self.stdout_open:
+            event = self.read_line(deadline, [])
+            if event is ReadEvent.TIMEOUT:
+                return False
+            self.lines.clear()
+        return True
+
+    def drain_stderr_until_closed(self, grace_s: float) -> None:
+        """After a crash: collect the dying bot's last words for up to ``grace_s``."""
+        deadline = time.perf_counter() + grace_s
+        poller = select.poll()
+        if self.stderr_open:
+            poller.register(self.process.stderr_fd, select.POLLIN)
+        while self.stderr_open and time.perf_counter() < deadline:
+            if poller.poll(_ms_until(deadline)) and not self.drain_stderr():
+                break
