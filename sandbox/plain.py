@@ -51,13 +51,23 @@ class PlainProcess(BotProcess):
         return self._popen.poll()
 
     def kill(self) -> None:
-        if self._popen.poll() is None:
+        if self._rusage is None and not self._exited():
             self._killed = True
         try:
             os.killpg(self._popen.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         self._reap()
+
+    def _exited(self) -> bool:
+        """True if the child has ended; unlike ``Popen.poll`` it does not reap (keeps rusage)."""
+        if self._popen.returncode is not None:
+            return True
+        try:
+            info = os.waitid(os.P_PID, self._popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
 
     def _reap(self) -> None:
         if self._rusage is not None:
