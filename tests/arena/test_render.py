@@ -109,6 +109,6 @@ def test_real_games_render_mid_match(name: str) -> None:
     assert name in full and "(you)" in own
     for card in state.private_cards(0):
         assert render.card_text(card).plain in full
-    other_row = next(line for line in own.splitlines() if " P0 " in line)
+    other_row = next(line for line in own.splitlines() if line[2:6].strip(" ▶") == "P0")
     assert "▒ ×" in other_row
     assert not any(render.card_text(c).plain in other_row for c in state.private_cards(0))
