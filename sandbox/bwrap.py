@@ -1,0 +1,407 @@
+"""The ``bwrap`` backend: bubblewrap namespaces + cgroups + rlimits + a per-slot host uid.
+
+A bot sees a minimal root: ``/usr`` (read-only, with the ``/bin``/``/lib`` links), an ``/etc``
+holding only the loader cache, its own folder at ``/bot`` and the kits at ``/kit`` (both
+read-only), a fresh ``/proc`` and ``/dev``, and a size-capped tmpfs ``/tmp``. Every namespace is
+new (so no network but a dead loopback, and no view of other processes), all capabilities are
+dropped, the environment is rebuilt from scratch, and an optional seccomp filter refuses
+Internet sockets.
+
+Before bubblewrap is executed the child joins its cgroups, lowers its rlimits and, when started
+by root, switches to an unprivileged host uid of its own (``UID_BASE + slot``): the kernel ignores
+RLIMIT_NPROC for root, so without that switch a fork bomb would not be stopped by the rlimit.
+The bot folder and the kits must therefore be readable by that uid.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from sandbox.base import (
+    KIT_DIR,
+    KIT_MOUNT,
+    BotProcess,
+    Exit,
+    Limits,
+    Sandbox,
+    SandboxError,
+    Usage,
+    kit_env,
+)
+from sandbox.cgroups import Cgroup, CgroupLimits
+from sandbox.seccomp import filter_program
+
+UID_BASE = 20000
+"""Host uid of slot 0; slot N runs as ``UID_BASE + N`` (only when the referee is root)."""
+
+SANDBOX_UID = 1000
+"""The uid a bot sees inside its user namespace."""
+
+AS_BACKSTOP = 1 << 30
+"""Address space floor: V8 (Node) reserves a large code range and fails under about 1 GiB."""
+
+CPU_SHARE = 1.0
+"""CPUs a bot may use at once (cgroup quota), so threads cannot take a neighbour's core."""
+
+MISSING = (
+    "bubblewrap not found: apt-get install bubblewrap, "
+    "or pass --sandbox none to run only your own bots without isolation"
+)
+
+_names = itertools.count()
+
+
+def bwrap_path() -> str | None:
+    """The bubblewrap executable (``ARENA_BWRAP`` overrides the PATH lookup)."""
+    return os.environ.get("ARENA_BWRAP") or shutil.which("bwrap")
+
+
+def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``command`` with an absolute interpreter, and extra host dirs to bind for it.
+
+    ``python``/``python3`` become Debian's ``/usr/bin/python3`` (fast to start, and under
+    ``/usr``); other names are looked up on PATH. A relative path is the bot's own file.
+    """
+    if not command:
+        raise SandboxError("empty run command")
+    head, rest = command[0], list(command[1:])
+    if head in ("python", "python3") and os.path.exists("/usr/bin/python3"):
+        return ["/usr/bin/python3", *rest], []
+    if "/" in head:
+        exe = head if os.path.isabs(head) else os.path.join("/bot", head)
+        return [exe, *rest], []
+    found = shutil.which("nodejs" if head == "node" and not shutil.which("node") else head)
+    if found is None:
+        raise SandboxError(f"command not found: {head!r}")
+    real = os.path.realpath(found)
+    extra = [] if real.startswith("/usr/") else [str(Path(real).parent.parent)]
+    return [real, *rest], extra
+
+
+def base_args(bot_dir: Path, limits: Limits, extra_binds: Sequence[str]) -> list[str]:
+    """The bubblewrap arguments that build the bot's world."""
+    args = ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
+    args += ["--cap-drop", "ALL", "--clearenv", "--hostname", "arena"]
+    args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    args += ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "lib", "lib32", "lib64", "sbin"):
+        target = os.readlink(f"/{name}") if os.path.islink(f"/{name}") else None
+        if target is not None:
+            args += ["--symlink", target, f"/{name}"]
+        elif os.path.isdir(f"/{name}"):
+            args += ["--ro-bind", f"/{name}", f"/{name}"]
+    args += ["--dir", "/etc"]
+    for name in ("/etc/ld.so.cache", "/etc/localtime"):
+        if os.path.exists(name):
+            args += ["--ro-bind", name, name]
+    for path in extra_binds:
+        args += ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+    args += ["--ro-bind", str(bot_dir), "/bot", "--ro-bind", str(KIT_DIR), KIT_MOUNT]
+    args += ["--chdir", "/bot"]
+    return args
+
+
+def bot_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The whole environment a bot gets (nothing is inherited from the referee)."""
+    out = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    out.update(kit_env(KIT_MOUNT))
+    out.update(env or {})
+    return out
+
+
+def env_args(env: Mapping[str, str]) -> list[str]:
+    args: list[str] = []
+    for key, value in env.items():
+        args += ["--setenv", key, value]
+    return args
+
+
+def lower_rlimit(which: int, value: int) -> None:
+    """Set a soft and hard rlimit to at most ``value`` (raising is not possible anyway)."""
+    _soft, hard = resource.getrlimit(which)
+    new_hard = value if hard == resource.RLIM_INFINITY else min(hard, value)
+    resource.setrlimit(which, (min(value, new_hard), new_hard))
+
+
+def make_preexec(
+    limits: Limits, cgroup: Cgroup | None, host_uid: int | None, cpu: int | None
+) -> Callable[[], None]:
+    """The child's last steps before exec, in the order that keeps every limit effective."""
+
+    def preexec() -> None:
+        os.setsid()
+        if cpu is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, {cpu})
+        if cgroup is not None:
+            cgroup.attach_self()
+        lower_rlimit(resource.RLIMIT_CPU, limits.cpu_seconds)
+        lower_rlimit(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
+        lower_rlimit(resource.RLIMIT_NOFILE, limits.open_files)
+        lower_rlimit(resource.RLIMIT_CORE, 0)
+        lower_rlimit(resource.RLIMIT_AS, max(AS_BACKSTOP, 4 * (limits.memory_mb << 20)))
+        if host_uid is not None:
+            # bwrap and its init count against the limit too.
+            lower_rlimit(resource.RLIMIT_NPROC, limits.processes + 2)
+            os.setgroups([])
+            os.setgid(host_uid)
+            os.setuid(host_uid)
+
+    return preexec
+
+
+class BwrapProcess(BotProcess):
+    """A bot running under bubblewrap."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:
+        self._popen = popen
+        self._cgroup = cgroup
+        assert popen.stdin and popen.stdout and popen.stderr
+        self.stdin_fd = popen.stdin.fileno()
+        self.stdout_fd = popen.stdout.fileno()
+        self.stderr_fd = popen.stderr.fileno()
+        self._killed = False
+        self._rusage: resource.struct_rusage | None = None
+        self._closed = False
+        self._final: Usage | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._popen.pid
+
+    def poll(self) -> int | None:
+        self._reap(block=False)
+        return self._popen.returncode
+
+    def kill(self) -> None:
+        if self.poll() is None:
+            self._killed = True
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._popen.pid, signal.SIGKILL)
+        if self._cgroup is not None:
+            self._cgroup.kill_all()
+        self._reap(block=True)
+
+    def _reap(self, *, block: bool) -> None:
+        """Collect the exit status and rusage of bubblewrap (with the bot's, which it reaped)."""
+        if self._popen.returncode is not None:
+            return
+        try:
+            pid, status, rusage = os.wait4(self._popen.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            self._popen.wait()
+            return
+        if pid:
+            self._popen.returncode = os.waitstatus_to_exitcode(status)
+            self._rusage = rusage
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if timeout is not None and self.poll() is None:
+            pidfd = os.pidfd_open(self._popen.pid)
+            try:
+                select.select([pidfd], [], [], timeout)
+            finally:
+                os.close(pidfd)
+        self._reap(block=timeout is None)
+        return self._popen.returncode
+
+    def usage(self) -> Usage:
+        if self._final is not None:
+            return self._final
+        rc = self.poll()
+        u = Usage(returncode=rc, exit=self._exit(rc))
+        if self._rusage is not None:
+            u.cpu_seconds = self._rusage.ru_utime + self._rusage.ru_stime
+            u.max_rss_mb = self._rusage.ru_maxrss / 1024
+        if self._cgroup is not None:
+            u.cpu_seconds = self._cgroup.cpu_seconds() or u.cpu_seconds
+            u.max_rss_mb = self._cgroup.peak_memory_mb() or u.max_rss_mb
+            u.detail["enforced"] = self._cgroup.enforced()
+        return u
+
+    def _exit(self, rc: int | None) -> Exit:
+        """Classify an end; bubblewrap reports a bot killed by signal N as 128 + N."""
+        if rc is None:
+            return Exit.RUNNING
+        signalled = rc < 0 or rc > 128
+        if signalled and self._cgroup is not None and self._cgroup.oom_killed():
+            return Exit.OOM
+        if rc in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+            return Exit.CPU_LIMIT
+        if self._killed or rc in (-signal.SIGKILL, 128 + signal.SIGKILL):
+            return Exit.KILLED
+        return Exit.EXITED
+
+    def close(self) -> None:
+        self.kill()
+        if self._closed:
+            return
+        self._closed = True
+        self._final = self.usage()
+        for f in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
+            if f is not None:
+                with contextlib.suppress(OSError):
+                    f.close()
+        if self._cgroup is not None:
+            self._cgroup.remove()
+
+
+class BwrapSandbox(Sandbox):
+    """Bubblewrap isolation with cgroup and rlimit limits (the default where it runs)."""
+
+    name = "bwrap"
+    isolates = True
+
+    def __init__(self, *, seccomp: bool = True, cgroups: bool = True) -> None:
+        exe = bwrap_path()
+        if exe is None:
+            raise SandboxError(MISSING)
+        self.exe = exe
+        self.use_seccomp = seccomp
+        self.use_cgroups = cgroups
+
+    @classmethod
+    def available(cls) -> str | None:
+        exe = bwrap_path()
+        if exe is None:
+            return MISSING
+        return _probe(exe)
+
+    def host_uid(self, slot: int) -> int | None:
+        """The host uid the bot in ``slot`` runs as (None when the referee is not root)."""
+        return UID_BASE + slot if os.geteuid() == 0 else None
+
+    def cgroup_for(self, limits: Limits, slot: int) -> Cgroup | None:
+        if not self.use_cgroups:
+            return None
+        wanted = CgroupLimits(limits.memory_mb << 20, limits.processes, CPU_SHARE)
+        group = Cgroup(f"{os.getpid()}-{next(_names)}-slot{slot}", wanted)
+        return group if group.dirs else None
+
+    def spawn(
+        self,
+        bot_dir: Path,
+        command: Sequence[str],
+        limits: Limits,
+        *,
+        env: Mapping[str, str] | None = None,
+        slot: int = 0,
+        cpu: int | None = None,
+    ) -> BotProcess:
+        bot_dir = Path(bot_dir).resolve()
+        if not bot_dir.is_dir():
+            raise SandboxError(f"no bot folder {bot_dir}")
+        argv, extra = resolve_interpreter(command)
+        args = [self.exe, *base_args(bot_dir, limits, extra), *env_args(bot_env(env))]
+        program = filter_program() if self.use_seccomp else None
+        seccomp_fd = _program_fd(program) if program else None
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
+        cgroup = self.cgroup_for(limits, slot)
+        preexec = make_preexec(limits, cgroup, self.host_uid(slot), cpu)
+        try:
+            popen = _start([*args, "--", *argv], preexec, seccomp_fd)
+        except OSError as exc:
+            if cgroup is not None:
+                cgroup.remove()
+            raise SandboxError(f"could not start bubblewrap: {exc}") from exc
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+        return BwrapProcess(popen, cgroup)
+
+    def enforced(self, limits: Limits) -> dict[str, bool]:
+        held = _cgroup_support(limits.memory_mb, limits.processes) if self.use_cgroups else {}
+        setuid = os.geteuid() == 0
+        return {
+            "network": True,
+            "filesystem": True,
+            "memory": held.get("memory", False),
+            "cpu_time": True,
+            "processes": held.get("processes", False) or setuid,
+            "file_size": True,
+            "open_files": True,
+            "tmp_space": True,
+            "cpu_share": held.get("cpu_share", False),
+            "kill_tree": True,
+            "seccomp": self.use_seccomp and filter_program() is not None,
+            "separate_uid": setuid,
+        }
+
+
+def _start(
+    argv: list[str], preexec: Callable[[], None], seccomp_fd: int | None
+) -> subprocess.Popen[bytes]:
+    # The referee's environment never reaches bubblewrap (it would be visible in /proc).
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd="/",
+        preexec_fn=preexec,
+        pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+        close_fds=True,
+    )
+
+
+def _program_fd(program: bytes) -> int:
+    """A readable fd holding ``program`` (bubblewrap reads it to the end)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, program)
+    finally:
+        os.close(write_fd)
+    return read_fd
+
+
+@functools.cache
+def _cgroup_support(memory_mb: int, processes: int) -> dict[str, bool]:
+    probe = Cgroup(f"{os.getpid()}-probe", CgroupLimits(memory_mb << 20, processes, CPU_SHARE))
+    try:
+        return probe.enforced()
+    finally:
+        probe.remove()
+
+
+@functools.cache
+def _probe(exe: str) -> str | None:
+    """None if bubblewrap can build a sandbox here, else why not."""
+    uid = UID_BASE if os.geteuid() == 0 else None
+
+    def drop() -> None:
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+
+    argv = [exe, *base_args(Path("/usr"), Limits(), []), "--", "/usr/bin/true"]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, preexec_fn=drop, timeout=20, check=False, cwd="/"
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap could not run: {exc}"
+    if done.returncode != 0:
+        err = done.stderr.decode(errors="replace").strip()
+        return f"bubblewrap cannot create a sandbox here ({err}); user namespaces may be disabled"
+    return None

@@ -1,0 +1,281 @@
+"""Per-bot control groups: memory, process count and CPU share, on cgroup v1 or v2.
+
+The hierarchies are found at run time from ``/proc/self/mounts``. Each controller is taken from
+wherever it is really available (a hybrid host has ``memory``/``pids``/``cpu`` on v1 and only a
+bare v2 tree), and a controller that cannot be written is skipped: ``Cgroup.enforced`` says what
+holds. The bot joins its groups itself, from ``preexec_fn``, before it drops root and execs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT_NAME = "kozyri-arena"
+"""The directory, in every hierarchy, that holds the per-bot groups."""
+
+CPU_PERIOD_US = 100_000
+
+
+@dataclass(frozen=True)
+class Hierarchies:
+    """Mount points of the cgroup hierarchies seen by this process."""
+
+    v1: dict[str, Path] = field(default_factory=dict)
+    """Controller name -> mount point, for v1 hierarchies."""
+    v2: Path | None = None
+    v2_controllers: frozenset[str] = frozenset()
+
+
+def find_hierarchies(mounts: str = "/proc/self/mounts") -> Hierarchies:
+    """Read the cgroup mounts of this machine."""
+    v1: dict[str, Path] = {}
+    v2: Path | None = None
+    try:
+        lines = Path(mounts).read_text().splitlines()
+    except OSError:
+        return Hierarchies()
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 4:
+            continue
+        if parts[2] == "cgroup2" and v2 is None:
+            v2 = Path(parts[1])
+        elif parts[2] == "cgroup":
+            for option in parts[3].split(","):
+                v1.setdefault(option, Path(parts[1]))
+    return Hierarchies(v1, v2, _v2_controllers(v2))
+
+
+def _v2_controllers(v2: Path | None) -> frozenset[str]:
+    if v2 is None:
+        return frozenset()
+    try:
+        return frozenset((v2 / "cgroup.controllers").read_text().split())
+    except OSError:
+        return frozenset()
+
+
+@dataclass(frozen=True)
+class CgroupLimits:
+    """What a group should enforce; ``None`` means "leave unlimited"."""
+
+    memory_bytes: int | None = None
+    pids: int | None = None
+    cpus: float | None = None
+
+
+class Cgroup:
+    """One bot's groups across the hierarchies (possibly none)."""
+
+    def __init__(self, name: str, limits: CgroupLimits, found: Hierarchies | None = None) -> None:
+        self.name = name
+        self.found = found if found is not None else find_hierarchies()
+        self.dirs: list[Path] = []
+        self.memory: Path | None = None
+        self.pids: Path | None = None
+        self.cpu: Path | None = None
+        self.cpuacct: Path | None = None
+        self.unified: Path | None = None
+        self._setup(limits)
+        self._procs_files = [str(d / "cgroup.procs").encode() for d in self.dirs]
+
+    # -- setup -------------------------------------------------------------------------------
+    def _setup(self, limits: CgroupLimits) -> None:
+        if limits.memory_bytes is not None:
+            self.memory = self._controller("memory", self._memory_writes(limits.memory_bytes))
+        if limits.pids is not None:
+            self.pids = self._controller("pids", {"pids.max": str(limits.pids)})
+        if limits.cpus is not None:
+            self.cpu = self._controller("cpu", self._cpu_writes(limits.cpus))
+        self.cpuacct = self._v1_group("cpuacct", {}) if self.cpu is not None else None
+        if self.found.v2 is not None and self.unified is None:
+            self.unified = self._v2_group({})
+
+    def _memory_writes(self, limit: int) -> dict[str, str]:
+        if "memory" in self.found.v1:
+            # memsw must follow the plain limit (it may never be below it); absent without swap.
+            return {"memory.limit_in_bytes": str(limit), "memory.memsw.limit_in_bytes": str(limit)}
+        return {"memory.max": str(limit), "memory.swap.max": "0"}
+
+    def _cpu_writes(self, cpus: float) -> dict[str, str]:
+        quota = max(1000, int(cpus * CPU_PERIOD_US))
+        if "cpu" in self.found.v1:
+            return {"cpu.cfs_period_us": str(CPU_PERIOD_US), "cpu.cfs_quota_us": str(quota)}
+        return {"cpu.max": f"{quota} {CPU_PERIOD_US}"}
+
+    def _controller(self, controller: str, writes: dict[str, str]) -> Path | None:
+        if controller in self.found.v1:
+            return self._v1_group(controller, writes)
+        if controller in self.found.v2_controllers:
+            return self._v2_group(writes, controller)
+        return None
+
+    def _v1_group(self, controller: str, writes: dict[str, str]) -> Path | None:
+        mount = self.found.v1.get(controller)
+        if mount is None:
+            return None
+        return self._make(mount / ROOT_NAME / self.name, writes)
+
+    def _v2_group(self, writes: dict[str, str], controller: str | None = None) -> Path | None:
+        assert self.found.v2 is not None
+        parent = self.found.v2 / ROOT_NAME
+        if controller is not None and not _enable_v2(self.found.v2, parent, controller):
+            return None
+        path = self._make(parent / self.name, writes)
+        if path is not None:
+            self.unified = path
+        return path
+
+    def _make(self, path: Path, writes: dict[str, str]) -> Path | None:
+        """Create ``path`` and write its limits; None (and nothing left behind) if we cannot."""
+        if path in self.dirs:
+            return path if _write_all(path, writes) else None
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return None
+        if not _write_all(path, writes):
+            _rmdir(path)
+            return None
+        self.dirs.append(path)
+        return path
+
+    # -- use ---------------------------------------------------------------------------------
+    def enforced(self) -> dict[str, bool]:
+        """Which limits really hold for this group."""
+        return {
+            "memory": self.memory is not None,
+            "processes": self.pids is not None,
+            "cpu_share": self.cpu is not None,
+            "kill_tree": bool(self.dirs),
+        }
+
+    def attach_self(self) -> None:
+        """Move the calling process into every group (called in the child, before exec)."""
+        pid = str(os.getpid()).encode()
+        for procs in self._procs_files:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+
+    def members(self) -> set[int]:
+        """Host pids currently in any of the groups."""
+        found: set[int] = set()
+        for d in self.dirs:
+            with contextlib.suppress(OSError, ValueError):
+                found.update(int(p) for p in (d / "cgroup.procs").read_text().split())
+        return found
+
+    def kill_all(self, rounds: int = 50) -> None:
+        """SIGKILL every member; repeat until none is left (a member may fork meanwhile)."""
+        if self.unified is not None:
+            with contextlib.suppress(OSError):
+                (self.unified / "cgroup.kill").write_text("1")
+        for _ in range(rounds):
+            pids = self.members()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
+
+    def oom_killed(self) -> bool:
+        """True if the memory limit made the kernel kill (or refuse memory to) a member."""
+        if self.memory is None:
+            return False
+        if "memory" in self.found.v1:
+            oom = _keyed(self.memory / "memory.oom_control").get("oom_kill", 0)
+            return oom > 0 or _int(self.memory / "memory.failcnt") > 0
+        return _keyed(self.memory / "memory.events").get("oom_kill", 0) > 0
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used by all members so far, if a group counts it."""
+        if self.cpuacct is not None and "cpuacct" in self.found.v1:
+            return _int(self.cpuacct / "cpuacct.usage") / 1e9
+        if self.cpu is not None and "cpu" not in self.found.v1:
+            return _keyed(self.cpu / "cpu.stat").get("usage_usec", 0) / 1e6
+        return None
+
+    def peak_memory_mb(self) -> float | None:
+        """Peak memory of the group, if known."""
+        if self.memory is None:
+            return None
+        name = "memory.max_usage_in_bytes" if "memory" in self.found.v1 else "memory.peak"
+        value = _int(self.memory / name)
+        return value / (1 << 20) if value else None
+
+    def remove(self) -> None:
+        """Kill what is left and delete the groups."""
+        if not self.dirs:
+            return
+        self.kill_all()
+        for d in reversed(self.dirs):
+            for _ in range(40):
+                if _rmdir(d):
+                    break
+                time.sleep(0.005)
+        self.dirs.clear()
+
+
+def _enable_v2(root: Path, parent: Path, controller: str) -> bool:
+    """Delegate ``controller`` from the v2 root down to ``parent`` (which holds no processes)."""
+    try:
+        parent.mkdir(exist_ok=True)
+        for d in (root, parent):
+            if controller not in (d / "cgroup.subtree_control").read_text().split():
+                (d / "cgroup.subtree_control").write_text(f"+{controller}")
+    except OSError:
+        return False
+    return True
+
+
+def _write_all(path: Path, writes: dict[str, str]) -> bool:
+    for name, value in writes.items():
+        target = path / name
+        if not target.exists():
+            if name.startswith(("memory.memsw", "memory.swap")):
+                continue  # no swap accounting: the plain limit already caps memory
+            return False
+        try:
+            target.write_text(value)
+        except OSError:
+            return False
+    return True
+
+
+def _rmdir(path: Path) -> bool:
+    try:
+        path.rmdir()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _int(path: Path) -> int:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _keyed(path: Path) -> dict[str, int]:
+    """A flat-keyed cgroup file (``name value`` per line) as a dict."""
+    out: dict[str, int] = {}
+    try:
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(" ")
+            with contextlib.suppress(ValueError):
+                out[key] = int(value)
+    except OSError:
+        pass
+    return out

@@ -1,0 +1,390 @@
+"""The ``docker`` backend: one hardened container per bot, through the Docker engine API.
+
+Each bot runs in a fresh container of the runner image (``sandbox/runner.Dockerfile``; name from
+``ARENA_DOCKER_IMAGE``): no network, a read-only root, a size-capped tmpfs ``/tmp``, memory with
+no extra swap, a process count, one CPU, no capabilities, no privilege gain, a small init as PID 1
+(so SIGXCPU reaches the bot) and an unprivileged uid. The engine is found the usual way
+(``DOCKER_HOST``); the same code runs against Podman's Docker-compatible API.
+
+Files: the bot folder and the kits are bind-mounted read-only at ``/bot`` and ``/kit``. Copying
+them in is impossible with a read-only root, and a mount costs nothing per start; so the engine
+must see the bot folder under the same path as the referee (the referee runs on the engine's host,
+or both share the volume at the same path).
+
+The container's stdin is the attach socket (written directly: no framing on the way in); its
+multiplexed stdout/stderr are split into two plain pipes by a small reader thread, so the runner
+gets raw file descriptors as with every other backend.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import struct
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from sandbox.base import (
+    KIT_DIR,
+    KIT_MOUNT,
+    BotProcess,
+    Exit,
+    Limits,
+    Sandbox,
+    SandboxError,
+    Usage,
+    kit_env,
+)
+
+DEFAULT_IMAGE = "kozyri-arena-runner"
+IMAGE_ENV = "ARENA_DOCKER_IMAGE"
+LABEL = "org.kozyri-arena.bot"
+"""Every bot container carries this label (value: the slot), so strays can be found."""
+BOT_USER = "10001:10001"
+CPU_SHARE = 1.0
+STOP_TIMEOUT_S = 10.0
+
+
+def image_name() -> str:
+    """The runner image to start bots from."""
+    return os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
+
+
+def api_client() -> Any:
+    """A low-level Docker API client configured from the environment (``DOCKER_HOST``...)."""
+    import docker  # the SDK is only needed by this backend
+
+    return docker.APIClient(version="auto", timeout=60, **docker.utils.kwargs_from_env())
+
+
+def container_command(command: Sequence[str]) -> list[str]:
+    """The bot's run command as it runs in the image (interpreters are on the image's PATH)."""
+    if not command:
+        raise SandboxError("empty run command")
+    head, rest = command[0], list(command[1:])
+    if head == "python":
+        head = "python3"
+    elif "/" in head and not head.startswith("/"):
+        head = f"/bot/{head.removeprefix('./')}"
+    return [head, *rest]
+
+
+def container_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The whole environment of the bot (nothing comes from the referee)."""
+    out = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    out.update(kit_env(KIT_MOUNT))
+    out.update(env or {})
+    return out
+
+
+def host_config(api: Any, bot_dir: Path, limits: Limits, cpu: int | None) -> Any:
+    """Every isolation and limit setting of a bot container."""
+    from docker.types import Ulimit
+
+    memory = limits.memory_mb << 20
+    ulimits = [
+        Ulimit(name="fsize", soft=limits.file_size_mb << 20, hard=limits.file_size_mb << 20),
+        Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+        Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds + 1),
+        # Always explicit: on Podman any ulimit replaces the defaults, and its nproc default is
+        # above the hard limit a root without CAP_SYS_RESOURCE may set.
+        Ulimit(name="nproc", soft=limits.processes, hard=limits.processes),
+    ]
+    return api.create_host_config(
+        binds={
+            str(bot_dir): {"bind": "/bot", "mode": "ro"},
+            str(KIT_DIR): {"bind": KIT_MOUNT, "mode": "ro"},
+        },
+        network_mode="none",
+        read_only=True,
+        tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_mb}m,mode=1777"},
+        mem_limit=memory,
+        memswap_limit=memory,
+        pids_limit=limits.processes,
+        nano_cpus=int(CPU_SHARE * 1e9),
+        cpuset_cpus=str(cpu) if cpu is not None else None,
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges"],
+        init=True,
+        ulimits=ulimits,
+    )
+
+
+class FrameSplitter:
+    """Splits the engine's multiplexed stream (8-byte headers) into stdout and stderr bytes."""
+
+    HEADER = struct.Struct(">BxxxL")
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
+        """Complete frames in ``data`` (plus what was left over) as (stream, payload) pairs."""
+        self.buffer += data
+        frames: list[tuple[int, bytes]] = []
+        while len(self.buffer) >= self.HEADER.size:
+            stream, size = self.HEADER.unpack_from(self.buffer)
+            end = self.HEADER.size + size
+            if len(self.buffer) < end:
+                break
+            frames.append((stream, bytes(self.buffer[self.HEADER.size : end])))
+            del self.buffer[:end]
+        return frames
+
+
+class DockerProcess(BotProcess):
+    """A bot running in a container."""
+
+    def __init__(self, api: Any, container: str, response: Any, sock: Any) -> None:
+        self._api = api
+        self.container = container
+        self._response = response  # keeps the attach connection open
+        self._sock = sock
+        self._sock_fd: int = sock.fileno()
+        self.stdin_fd = os.dup(self._sock_fd)
+        out_r, self._out_w = os.pipe()
+        err_r, self._err_w = os.pipe()
+        self.stdout_fd, self.stderr_fd = out_r, err_r
+        self._returncode: int | None = None
+        self._ended = threading.Event()
+        self._killed = False
+        self._final: Usage | None = None
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._waiter = threading.Thread(target=self._await_exit, daemon=True)
+
+    def start(self) -> None:
+        """Start the container and the threads that follow it."""
+        self._reader.start()
+        self._api.start(self.container)
+        self._waiter.start()
+
+    # -- threads -----------------------------------------------------------------------------
+    def _pump(self) -> None:
+        """Copy the container's output into the two pipes until the stream ends."""
+        splitter = FrameSplitter()
+        targets = {1: self._out_w, 2: self._err_w}
+        try:
+            while (data := self._recv()) is not None:
+                for stream, payload in splitter.feed(data):
+                    _write_all(targets.get(stream, self._err_w), payload)
+        except OSError:
+            pass  # the runner closed its end: nothing more to deliver
+        finally:
+            for fd in (self._out_w, self._err_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def _recv(self) -> bytes | None:
+        # The runner makes its stdin fd (a dup of this socket) non-blocking, which this shares.
+        while True:
+            select.select([self._sock_fd], [], [])
+            try:
+                data = os.read(self._sock_fd, 65536)
+            except BlockingIOError:
+                continue
+            return data or None
+
+    def _await_exit(self) -> None:
+        try:
+            status = self._api.wait(self.container, timeout=None)
+            self._returncode = int(status.get("StatusCode", -1))
+        except Exception:  # the engine went away: treat as killed
+            self._returncode = -9
+        self._ended.set()
+
+    # -- BotProcess --------------------------------------------------------------------------
+    @property
+    def pid(self) -> int | None:
+        return None
+
+    def poll(self) -> int | None:
+        return self._returncode if self._ended.is_set() else None
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        self._ended.wait(timeout)
+        return self.poll()
+
+    def kill(self) -> None:
+        if self._ended.is_set():
+            return
+        self._killed = True
+        with contextlib.suppress(Exception):
+            self._api.kill(self.container)
+        self._ended.wait(STOP_TIMEOUT_S)
+
+    def usage(self) -> Usage:
+        if self._final is not None:
+            return self._final
+        rc = self.poll()
+        state = self._inspect_state()
+        u = Usage(returncode=rc, exit=self._exit(rc, bool(state.get("OOMKilled"))))
+        u.detail = {"container": self.container[:12], "oom_killed": bool(state.get("OOMKilled"))}
+        return u
+
+    def _inspect_state(self) -> dict[str, Any]:
+        try:
+            state: dict[str, Any] = self._api.inspect_container(self.container)["State"]
+        except Exception:
+            return {}
+        return state
+
+    def _exit(self, rc: int | None, oom_flag: bool) -> Exit:
+        """Classify an end; the init reports a bot killed by signal N as 128 + N."""
+        if rc is None:
+            return Exit.RUNNING
+        if oom_flag or (rc == 137 and not self._killed):
+            return Exit.OOM  # Podman kills at the limit but reports OOMKilled false
+        if rc == 128 + 24:
+            return Exit.CPU_LIMIT
+        if self._killed or rc == 137:
+            return Exit.KILLED
+        return Exit.EXITED
+
+    def close(self) -> None:
+        if self._final is not None:
+            return
+        self.kill()
+        self._final = self.usage()
+        with contextlib.suppress(Exception):
+            self._api.remove_container(self.container, force=True, v=True)
+        self._close_streams()
+
+    def _close_streams(self) -> None:
+        with contextlib.suppress(Exception):
+            self._sock.close()
+        with contextlib.suppress(Exception):
+            self._response.close()
+        self._reader.join(2.0)
+        for fd in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class DockerSandbox(Sandbox):
+    """A container per bot (production)."""
+
+    name = "docker"
+    isolates = True
+
+    def __init__(self, image: str | None = None) -> None:
+        self.image = image or image_name()
+        try:
+            self.api = api_client()
+        except Exception as exc:
+            raise SandboxError(f"no Docker engine: {exc}") from exc
+
+    @classmethod
+    def available(cls) -> str | None:
+        try:
+            api = api_client()
+            api.ping()
+        except ImportError:
+            return "the docker Python package is not installed (pip install docker)"
+        except Exception as exc:
+            return f"no Docker engine reachable ({exc}); set DOCKER_HOST (scripts/ci-docker.sh)"
+        try:
+            api.inspect_image(image_name())
+        except Exception:
+            return (
+                f"image {image_name()!r} not found: build it with scripts/ci-docker.sh or "
+                f"docker build -t {image_name()} -f sandbox/runner.Dockerfile sandbox"
+            )
+        finally:
+            api.close()
+        return None
+
+    def spawn(
+        self,
+        bot_dir: Path,
+        command: Sequence[str],
+        limits: Limits,
+        *,
+        env: Mapping[str, str] | None = None,
+        slot: int = 0,
+        cpu: int | None = None,
+    ) -> BotProcess:
+        bot_dir = Path(bot_dir).resolve()
+        if not bot_dir.is_dir():
+            raise SandboxError(f"no bot folder {bot_dir}")
+        try:
+            container = self._create(bot_dir, command, limits, env, slot, cpu)
+        except SandboxError:
+            raise
+        except Exception as exc:
+            raise SandboxError(f"could not create a container: {exc}") from exc
+        try:
+            process = self._attach(container)
+            process.start()
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                self.api.remove_container(container, force=True)
+            raise SandboxError(f"could not start the container: {exc}") from exc
+        return process
+
+    def _create(
+        self,
+        bot_dir: Path,
+        command: Sequence[str],
+        limits: Limits,
+        env: Mapping[str, str] | None,
+        slot: int,
+        cpu: int | None,
+    ) -> str:
+        created = self.api.create_container(
+            self.image,
+            command=container_command(command),
+            stdin_open=True,
+            tty=False,
+            user=BOT_USER,
+            working_dir="/bot",
+            environment=container_env(env),
+            labels={LABEL: str(slot)},
+            network_disabled=True,
+            host_config=host_config(self.api, bot_dir, limits, cpu),
+        )
+        container: str = created["Id"]
+        return container
+
+    def _attach(self, container: str) -> DockerProcess:
+        params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+        response = self.api.attach_socket(container, params=params)
+        sock = getattr(response, "_sock", response)
+        return DockerProcess(self.api, container, response, sock)
+
+    def enforced(self, limits: Limits) -> dict[str, bool]:
+        return {
+            "network": True,
+            "filesystem": True,
+            "memory": True,
+            "cpu_time": True,
+            "processes": True,
+            "file_size": True,
+            "open_files": True,
+            "tmp_space": True,
+            "cpu_share": True,
+            "kill_tree": True,
+            "seccomp": True,
+            "separate_uid": True,
+        }
+
+
+def stray_containers(api: Any | None = None) -> list[str]:
+    """Ids of bot containers that still exist (there should be none outside a match)."""
+    client = api or api_client()
+    found = client.containers(all=True, filters={"label": LABEL})
+    return [c["Id"] for c in found]

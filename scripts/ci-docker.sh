@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Bring up a private Docker engine for the sandbox tests and build the bot runner image.
+#
+# Idempotent: reuses a running engine and cached images. The engine runs WITHOUT default
+# networking (no bridge, no iptables/NAT, no ip_forward change), so containers only ever get
+# network "none" and the host's firewall is left alone. Image builds need no registry: the base
+# image is made with debootstrap from the machine's own Debian mirror.
+#
+# Usage: scripts/ci-docker.sh            (prints the export line; also writes $STATE/env)
+#        source "$(scripts/ci-docker.sh --env-file)"   # after a run, to get DOCKER_HOST
+set -euo pipefail
+
+STATE="${ARENA_DOCKER_STATE:-/var/tmp/arena-docker}"
+SOCK="$STATE/docker.sock"
+BASE_IMAGE="${ARENA_DOCKER_BASE:-arena-base}"
+RUNNER_IMAGE="${ARENA_DOCKER_IMAGE:-kozyri-arena-runner}"
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$HERE")"
+
+if [[ "${1:-}" == "--env-file" ]]; then
+    echo "$STATE/env"
+    exit 0
+fi
+
+log() { echo "ci-docker: $*" >&2; }
+
+install_packages() {
+    local missing=()
+    command -v bwrap >/dev/null || missing+=(bubblewrap)
+    command -v dockerd >/dev/null || missing+=(docker.io)
+    command -v debootstrap >/dev/null || missing+=(debootstrap)
+    [[ -e /usr/lib/python3/dist-packages/seccomp.cpython-311-x86_64-linux-gnu.so ]] \
+        || ls /usr/lib/python3/dist-packages/seccomp*.so >/dev/null 2>&1 || missing+=(python3-seccomp)
+    command -v node >/dev/null || missing+=(nodejs)
+    if ((${#missing[@]})); then
+        log "installing ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
+engine_up() { DOCKER_HOST="unix://$SOCK" docker info >/dev/null 2>&1; }
+
+start_engine() {
+    mkdir -p "$STATE"
+    if engine_up; then
+        log "reusing the engine at $SOCK"
+        return
+    fi
+    log "starting dockerd (no bridge, no iptables) under $STATE"
+    # setsid: the engine must outlive this script; stop-docker.sh ends it by its pid file.
+    setsid dockerd --data-root "$STATE/data" --exec-root "$STATE/exec" \
+        --pidfile "$STATE/dockerd.pid" -H "unix://$SOCK" --storage-driver overlay2 \
+        --iptables=false --ip6tables=false --ip-forward=false --ip-masq=false --bridge=none \
+        >"$STATE/dockerd.log" 2>&1 </dev/null &
+    for _ in $(seq 300); do
+        engine_up && return
+        sleep 0.2
+    done
+    log "dockerd did not come up; last lines of its log:"
+    tail -20 "$STATE/dockerd.log" >&2
+    exit 1
+}
+
+debian_mirror() {
+    local src=/etc/apt/sources.list.d/debian.sources
+    if [[ -r $src ]]; then
+        awk '/^URIs:/{print $2; exit}' "$src"
+    else
+        awk '$1=="deb"{print $2; exit}' /etc/apt/sources.list
+    fi
+}
+
+build_base() {
+    if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+        log "base image $BASE_IMAGE is cached"
+        return
+    fi
+    local mirror suite rootfs
+    mirror="$(debian_mirror)"
+    suite="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
+    rootfs="$STATE/rootfs"
+    log "debootstrap $suite from $mirror (python3 and nodejs included)"
+    rm -rf "$rootfs"
+    debootstrap --variant=minbase --include=python3,nodejs "$suite" "$rootfs" "$mirror" \
+        >"$STATE/debootstrap.log" 2>&1 || { tail -20 "$STATE/debootstrap.log" >&2; exit 1; }
+    chroot "$rootfs" apt-get clean
+    rm -rf "$rootfs"/var/lib/apt/lists/*
+    tar -C "$rootfs" -c . | docker import - "$BASE_IMAGE" >/dev/null
+    rm -rf "$rootfs"
+}
+
+build_runner() {
+    log "building $RUNNER_IMAGE from $BASE_IMAGE"
+    DOCKER_BUILDKIT=0 docker build -q --network none --build-arg "BASE_IMAGE=$BASE_IMAGE" \
+        -t "$RUNNER_IMAGE" -f "$ROOT/sandbox/runner.Dockerfile" "$ROOT/sandbox" >/dev/null
+}
+
+install_packages
+start_engine
+export DOCKER_HOST="unix://$SOCK"
+build_base
+build_runner
+echo "export DOCKER_HOST=$DOCKER_HOST" >"$STATE/env"
+echo "export DOCKER_HOST=$DOCKER_HOST"
