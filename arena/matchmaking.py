@@ -33,8 +33,8 @@ SEED_BY_GAMES = 0.15
 """Share of picks that go to a bot with the fewest games (newcomers get placed quickly)."""
 SEED_BY_IDLE = 0.05
 """Share of picks that go to the bot idle longest (nobody starves)."""
-NEAREST_SPREAD = 2
-"""Opponents are drawn from the ``players - 1 + NEAREST_SPREAD`` bots nearest in mu."""
+NEAREST_SPREAD = 0
+"""Opponents are drawn from the ``players - 1 + NEAREST_SPREAD`` eligible bots nearest in mu."""
 
 
 class NoTableError(ValueError):
@@ -79,8 +79,9 @@ def fill_table(
 ) -> list[Candidate]:
     """``seed`` plus ``players - 1`` bots near it in mu, all of distinct authors.
 
-    Opponents are drawn at random from the nearest few eligible bots rather than always the very
-    nearest, so that neighbours on the ladder do not replay the same table over and over.
+    Opponents are drawn at random from the ``players - 1 + NEAREST_SPREAD`` nearest eligible bots.
+    The default spread 0 takes simply the nearest: in ``bench/ladder_sim.py`` that found the true
+    order fastest, and the seed bot changing with sigma already varies the tables.
     """
     table = [seed]
     authors = {seed.author}
