@@ -11,7 +11,16 @@ import importlib
 
 from sandbox.base import Limits, Sandbox, SandboxError, SandboxUnavailable
 
-__all__ = ["BACKENDS", "Limits", "Sandbox", "SandboxError", "SandboxUnavailable", "get_sandbox"]
+__all__ = [
+    "BACKENDS",
+    "Limits",
+    "Sandbox",
+    "SandboxError",
+    "SandboxUnavailable",
+    "default_sandbox_name",
+    "describe_backends",
+    "get_sandbox",
+]
 
 BACKENDS: dict[str, str] = {
     "none": "sandbox.plain:PlainSandbox",
@@ -37,3 +46,20 @@ def get_sandbox(name: str) -> Sandbox:
     if reason is not None:
         raise SandboxUnavailable(f"sandbox {name!r} is not available here: {reason}")
     return cls()
+
+
+def default_sandbox_name() -> str | None:
+    """The isolating backend to use when none is named: ``bwrap`` if it runs here, else None.
+
+    None means no untrusted bot may run on this machine; ``none`` is never a default.
+    """
+    return "bwrap" if backend_class("bwrap").available() is None else None
+
+
+def describe_backends() -> list[dict[str, str | bool | None]]:
+    """Every backend with whether it isolates and why it is unavailable here (None if usable)."""
+    rows: list[dict[str, str | bool | None]] = []
+    for name in BACKENDS:
+        cls = backend_class(name)
+        rows.append({"name": name, "isolates": cls.isolates, "unavailable": cls.available()})
+    return rows
