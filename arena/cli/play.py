@@ -1,0 +1,110 @@
+"""``arena play``: watch built-in agents play a match in the terminal, and save its replay."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from typing import Any
+
+import orjson
+from rich.console import Console
+
+from arena.agents import AGENTS, Agent, get_agent
+from arena.games import make_game
+from arena.games.base import ConfigError, Game, State
+from arena.render import action_text, render_result, render_table, seat_label
+from arena.replay import Step, agent_rng, record_builtin_match, write_replay
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("play", help="watch built-in agents play a match")
+    parser.add_argument("game", help="game name (see `arena games`)")
+    parser.add_argument("--players", type=int, help="table size (default: the game's)")
+    parser.add_argument("--seed", type=int, help="match seed (default: random, printed)")
+    parser.add_argument("--variant", help="named variant of the game")
+    parser.add_argument("--deals", type=int, help="number of deals (sets the 'deals' parameter)")
+    parser.add_argument(
+        "--param", action="append", default=[], metavar="K=V", help="set a game parameter"
+    )
+    parser.add_argument(
+        "--agents",
+        default="greedy",
+        help=f"comma-separated agents, repeated over the seats ({', '.join(AGENTS)})",
+    )
+    parser.add_argument("--replay", metavar="FILE", help="save the replay here")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to pause per action")
+    parser.add_argument("--every", type=int, default=40, help="show the table every N actions")
+    parser.add_argument("--quiet", action="store_true", help="show only the result")
+    parser.set_defaults(func=run)
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``k=v`` with ``v`` read as JSON when it is JSON (``3``, ``true``, ``"x"``), else a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise ConfigError(f"--param wants KEY=VALUE, got {text!r}")
+    try:
+        return key.strip(), orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return key.strip(), raw
+
+
+def build_game(args: argparse.Namespace) -> Game:
+    """The game asked for on the command line."""
+    params = dict(parse_param(p) for p in args.param)
+    if args.deals is not None:
+        params["deals"] = args.deals
+    return make_game(args.game, players=args.players, params=params, variant=args.variant)
+
+
+def seat_agents(spec: str, players: int) -> tuple[list[Agent], list[str]]:
+    """The agents named in ``spec`` ("greedy,random"), cycled over ``players`` seats."""
+    names = [n.strip() for n in spec.split(",") if n.strip()] or ["greedy"]
+    seats = [names[i % len(names)] for i in range(players)]
+    return [get_agent(n) for n in seats], seats
+
+
+class Commentary:
+    """Prints each decision and, at deal boundaries and every ``every`` actions, the table."""
+
+    def __init__(self, console: Console, names: list[str], every: int, delay: float) -> None:
+        self.console, self.names, self.every, self.delay = console, names, every, delay
+        self.count = 0
+        self.deal = 0
+
+    def __call__(self, state: State, step: Step) -> None:
+        self.count += 1
+        who = seat_label(step["seat"], self.names)
+        self.console.print(f"[dim]{self.count:>4} d{step['deal']}[/] {who}: ", end="")
+        self.console.print(action_text(step["action"]))
+        new_deal = state.deal_index != self.deal
+        if new_deal or state.is_terminal() or (self.every and self.count % self.every == 0):
+            self.deal = state.deal_index
+            self.console.print(render_table(state.full_view(), self.names))
+        if self.delay:
+            time.sleep(self.delay)
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(highlight=False)
+    try:
+        game = build_game(args)
+        agents, names = seat_agents(args.agents, game.players)
+    except (ConfigError, ValueError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 2
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
+    state = game.new_state(seed)
+    console.print(f"[bold]{game.spec.title}[/] {orjson.dumps(game.config()).decode()} seed {seed}")
+    hook = None
+    if not args.quiet:
+        console.print(render_table(state.full_view(), names))
+        hook = Commentary(console, names, args.every, args.delay)
+    replay = record_builtin_match(state, agents, names, agent_rng(seed), on_step=hook)
+    console.print(render_result(replay["result"], names))
+    console.print(f"{len(replay['steps'])} actions, {state.deal_index + 1} deals, seed {seed}")
+    if args.replay:
+        write_replay(args.replay, replay)
+        console.print(f"replay saved to {args.replay}")
+    return 0

@@ -1,0 +1,166 @@
+"""``arena play``, ``arena verify``, ``arena replay`` and ``arena games``, in process and as the
+real console script."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+
+from arena.cli.main import main
+from arena.replay import read_replay, verify, write_replay
+
+ARENA = str(Path(sys.executable).with_name("arena"))
+
+
+def test_play_saves_a_replay_that_verifies(toy: str, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "m.json"
+    code = main(
+        [
+            "play",
+            toy,
+            "--players",
+            "3",
+            "--seed",
+            "4",
+            "--deals",
+            "2",
+            "--agents",
+            "greedy,random",
+            "--replay",
+            str(path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    replay = read_replay(path)
+    assert replay["seed"] == 4 and replay["game"]["params"]["deals"] == 2
+    assert [s["name"] for s in replay["seats"]] == ["greedy", "random", "greedy"]
+    assert verify(replay) == []
+    assert "P1 random: lay" in out and "Result" in out and "replay saved" in out
+    assert out.count("╭─ toy-high-card") >= 3  # start, the new deal, the end
+
+
+def test_play_is_reproducible_from_the_seed(toy: str, tmp_path: Path) -> None:
+    hashes = []
+    for name in ("a.json", "b.json"):
+        main(
+            [
+                "play",
+                toy,
+                "--seed",
+                "12",
+                "--agents",
+                "random",
+                "--quiet",
+                "--replay",
+                str(tmp_path / name),
+            ]
+        )
+        hashes.append(read_replay(tmp_path / name)["final_hash"])
+    assert hashes[0] == hashes[1]
+
+
+def test_play_quiet_prints_only_the_result(toy: str, capsys) -> None:
+    assert main(["play", toy, "--seed", "1", "--quiet", "--param", "hand=1"]) == 0
+    out = capsys.readouterr().out
+    assert "Result" in out and ": lay" not in out and "4 actions, 2 deals" in out
+
+
+def test_play_rejects_bad_parameters(toy: str, capsys) -> None:
+    assert main(["play", toy, "--param", "hand=99"]) == 2
+    assert "must be <= 6" in capsys.readouterr().out
+    assert main(["play", toy, "--agents", "genius"]) == 2
+    assert "no built-in agent 'genius'" in capsys.readouterr().out
+    assert main(["play", toy, "--variant", "nope"]) == 2
+
+
+def test_verify_reports_each_file(toy: str, tmp_path: Path, capsys) -> None:
+    good = tmp_path / "good.json"
+    main(["play", toy, "--seed", "2", "--quiet", "--replay", str(good)])
+    replay = read_replay(good)
+    replay["result"]["scores"][0] += 5
+    bad = tmp_path / "bad.json"
+    write_replay(bad, replay)
+    capsys.readouterr()
+    assert main(["verify", str(good)]) == 0
+    assert capsys.readouterr().out == f"{good}: OK\n"
+    assert main(["verify", str(good), str(bad), str(tmp_path / "missing.json")]) == 1
+    out = capsys.readouterr().out
+    assert f"{bad}: FAILED\n  result differs" in out
+    assert "missing.json: FAILED" in out
+
+
+def test_replay_prints_every_step_from_one_seat(toy: str, tmp_path: Path, capsys) -> None:
+    path = tmp_path / "m.json"
+    main(["play", toy, "--seed", "3", "--quiet", "--replay", str(path)])
+    replay = read_replay(path)
+    capsys.readouterr()
+    assert main(["replay", str(path), "--seat", "0", "--no-interactive"]) == 0
+    out = capsys.readouterr().out
+    steps = len(replay["steps"])
+    assert out.count("step ") == steps + 1 and f"step {steps} / {steps}" in out
+    assert "P0 greedy (you)" in out and "▒ ×3" in out and "Result" in out
+    assert main(["replay", str(path), "--seat", "7", "--no-interactive"]) == 2
+
+
+def test_replay_steps_on_commands(toy: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    path = tmp_path / "m.json"
+    main(["play", toy, "--seed", "3", "--quiet", "--replay", str(path)])
+    capsys.readouterr()
+    commands = iter(["", "n", "p", "5", "zzz", "q"])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(commands))
+    assert main(["replay", str(path), "--step", "1"]) == 0
+    shown = [
+        line.split("step ")[1].split(" /")[0]
+        for line in capsys.readouterr().out.splitlines()
+        if " step " in line and " / " in line
+    ]
+    assert shown == ["1", "2", "3", "2", "5", "5"]
+
+
+def test_games_lists_and_describes(toy: str, capsys) -> None:
+    assert main(["games"]) == 0
+    assert "toy-high-card" in capsys.readouterr().out
+    assert main(["games", toy]) == 0
+    out = capsys.readouterr().out
+    assert "seeds/toy.md" in out and "1..20" in out and '{"deals":1,"hand":1}' in out
+    assert main(["games", toy, "--json"]) == 0
+    assert orjson.loads(capsys.readouterr().out)["variants"]["duel"] == {"players": 2, "hand": 2}
+    assert main(["games", "no-such-game"]) == 2
+
+
+def test_console_script_plays_and_verifies(tmp_path: Path) -> None:
+    path = tmp_path / "sk.json"
+    play = subprocess.run(
+        [
+            ARENA,
+            "play",
+            "svoi-kozyri",
+            "--players",
+            "3",
+            "--deals",
+            "1",
+            "--seed",
+            "8",
+            "--quiet",
+            "--replay",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert play.returncode == 0, play.stderr
+    assert "Result" in play.stdout
+    check = subprocess.run(
+        [ARENA, "verify", str(path)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert (check.returncode, check.stdout) == (0, f"{path}: OK\n")
+    listing = subprocess.run(
+        [ARENA, "games", "--json"], capture_output=True, timeout=60, check=True
+    )
+    assert "svoi-kozyri" in orjson.loads(listing.stdout)
