@@ -527,6 +527,7 @@ class SvaraState(State):
             seen = self._seen[seat]
             hand = cards.sort_hand(self._hands[seat]) if seen else []
             view["seat"] = seat
+            view["seen"] = seen
             view["hand"] = cards.strs(hand)
             view["hand_value"] = points(hand_value(hand, self.game.hand_rules)) if seen else None
         return view
@@ -556,15 +557,21 @@ class SvaraState(State):
             return CALL
         return FOLD
 
-    def rig_deal(self, hands: Sequence[Sequence[str]]) -> None:
-        """Replace the hands of the deal in play (for rule tests and puzzles).
+    def rig_deal(self, hands: Sequence[Sequence[str]], dealer: int | None = None) -> None:
+        """Replace the hands (and optionally the dealer) of the deal in play, for rule tests.
 
-        Allowed only before anyone has acted in the deal; ``hands`` has one entry per seat
-        (empty for seats not dealt in) and the participants stay the same.
+        Allowed only before anyone has acted in the deal; ``hands`` has one entry per seat (empty
+        for seats not dealt in), so who is dealt in stays the same.
         """
         if self._history[-1]["type"] != "deal":
-            raise IllegalActionError("hands can be rigged only before the first action")
+            raise IllegalActionError("a deal can be rigged only before its first action")
         parsed = [[cards.parse(c) for c in h] for h in hands]
         if [len(h) for h in parsed] != [len(h) for h in self._hands]:
             raise IllegalActionError("rigged hands must match who is dealt in")
         self._hands = parsed
+        if dealer is not None:
+            self._dealer = dealer
+            self._history[-1]["dealer"] = dealer
+            order = [s for s in self._clockwise_from_left() if self._status[s] != Status.OUT]
+            self._history[-1]["players"] = order
+            self._to_move = order[0]
