@@ -61,9 +61,7 @@ SPEC = GameSpec(
             choices=("on_use", "on_win"),
         ),
         Param("blind", False, "trumps are chosen before the hand is seen", kind="bool"),
-        Param(
-            "teams", False, "two teams of partners sitting opposite (4 players)", kind="bool"
-        ),
+        Param("teams", False, "two teams of partners sitting opposite (4 players)", kind="bool"),
     ),
     variants={
         "blind": {"blind": True},
@@ -98,6 +96,31 @@ class SvoiKozyriTricks(Game):
 
     def new_state(self, seed: int) -> TricksState:
         return TricksState(self, seed)
+
+    def position(
+        self,
+        hands: Sequence[Sequence[str]],
+        trumps: Sequence[str],
+        leader: int = 0,
+        revealed: Sequence[int] = (),
+        seed: int = 0,
+    ) -> TricksState:
+        """A deal set up by hand, for tests and examples: play starts with ``leader`` to lead.
+
+        ``hands`` lists each seat's cards (all the same length), ``trumps`` each seat's suit,
+        ``revealed`` the seats whose trump is already public. Later deals come from ``seed``.
+        """
+        if len(hands) != self.players or len(trumps) != self.players:
+            raise ConfigError(f"a position needs {self.players} hands and trumps")
+        state = TricksState(self, seed)
+        state.hands = [sorted(cards.parse(c) for c in hand) for hand in hands]
+        state.trumps = [cards.parse_suit(t) for t in trumps]
+        state.revealed = [seat in revealed for seat in range(self.players)]
+        state.dealer = (leader - 1) % self.players
+        state.choosers, state.phase, state.to_move = [], PLAY_PHASE, leader
+        state.trick, state.dead = Trick(leader), None
+        state.history = [{"type": "deal", "deal": 0, "dealer": state.dealer}]
+        return state
 
     def greedy_action(self, state: State, rng: random.Random) -> Action:
         assert isinstance(state, TricksState)
@@ -264,22 +287,17 @@ class TricksState(State):
 
     def _finish_deal(self) -> None:
         won = self.tricks_won()
-        points = [0] * self.players
-        for unit in self.game.units():
-            taken = sum(won[s] for s in unit)
-            gained = taken + (1 if 2 * taken > len(self.tricks) else 0)
-            for seat in unit:
-                points[seat] = gained
-                self.scores[seat] += gained
+        points = deal_points(won, self.game.units())
+        self.scores = [s + p for s, p in zip(self.scores, points, strict=True)]
         self.last_deal = DealRecord(self.deal_no, won, points)
         self.history.append({"type": "deal_end", "tricks": won, "points": points})
-        if self._match_over():
+        if self.match_over():
             self.phase, self.to_move = OVER, TERMINAL
         else:
             self.deal_no += 1
             self._deal()
 
-    def _match_over(self) -> bool:
+    def match_over(self) -> bool:
         """Someone reached the target with a total nobody else shares, or the deal cap is hit."""
         if self.deal_no + 1 >= self.game.params["max_deals"]:
             return True
@@ -403,6 +421,17 @@ class TricksState(State):
         view["dead"] = None if self.dead is None else cards.to_str(self.dead)
         view["trumping"] = list(self.trumping)
         return view
+
+
+def deal_points(won: Sequence[int], units: Sequence[Sequence[int]]) -> list[int]:
+    """Points per seat for a deal: a point per trick of the seat's unit (the seat, or its team),
+    plus one for the unit that took more than half of the tricks."""
+    points = [0] * len(won)
+    for unit in units:
+        taken = sum(won[s] for s in unit)
+        for seat in unit:
+            points[seat] = taken + (1 if 2 * taken > sum(won) else 0)
+    return points
 
 
 def card_suit_is(card: Card, suit: Suit) -> bool:
