@@ -167,6 +167,35 @@ class KozyrBoys(Game):
     def new_state(self, seed: int) -> KozyrBoysState:
         return KozyrBoysState(self, seed)
 
+    def position(
+        self,
+        hands: Sequence[Sequence[str]],
+        turned: str,
+        dealer: int = 0,
+        discards: Sequence[str] = (),
+        second: str | None = None,
+        seed: int = 0,
+    ) -> KozyrBoysState:
+        """A deal set up by hand, for tests and examples.
+
+        Without ``discards`` the dealer's hand should hold 12 cards (the turned one among them)
+        and the deal starts with his discard; with them, play starts left of the dealer.
+        ``second`` is the other leftover card (by default the dealer's last card that is not the
+        turned one). Later deals come from ``seed``.
+        """
+        state = KozyrBoysState(self, seed)
+        state.hands = [sorted(cards.parse(c) for c in hand) for hand in hands]
+        state.dealer, state.turned = dealer, cards.parse(turned)
+        state.trumps = Trumps(cards.suit_of(state.turned))
+        others = [c for c in state.hands[dealer] if c != state.turned]
+        state.second = cards.parse(second) if second else others[-1]
+        state.discards = sorted(cards.parse(c) for c in discards)
+        state.trick = Trick(next_seat(dealer, PLAYERS))
+        state.phase = PLAY_PHASE if discards else DISCARD_PHASE
+        state.to_move = state.trick.leader if discards else dealer
+        state.history = [{"type": "deal", "deal": 0, "dealer": dealer}]
+        return state
+
     def greedy_action(self, state: State, rng: random.Random) -> Action:
         assert isinstance(state, KozyrBoysState)
         if state.phase == DISCARD_PHASE:
@@ -297,19 +326,12 @@ class KozyrBoysState(State):
         return taken
 
     def deal_record(self) -> DealRecord:
-        """Score the finished deal: cards, last trick, the dealer's discards, no-trick payments."""
+        """Score the finished deal."""
         won, taken = self.tricks_won(), self.card_points()
-        points = list(taken)
-        points[self.tricks[-1].winner] += LAST_TRICK_BONUS  # type: ignore[index]
         discard = sum(self.trumps.points(c) for c in self.discards)
-        if won[self.dealer]:
-            points[self.dealer] += discard
-        for seat in range(PLAYERS):
-            if not won[seat]:
-                points = [
-                    p - NO_TRICK_PENALTY if s == seat else p + NO_TRICK_GIFT
-                    for s, p in enumerate(points)
-                ]
+        last = self.tricks[-1].winner
+        assert last is not None
+        points = deal_points(won, taken, last, self.dealer, discard)
         return DealRecord(self.deal_no, self.dealer, won, taken, discard, points)
 
     def _finish_deal(self) -> None:
@@ -426,6 +448,24 @@ class KozyrBoysState(State):
         view["discards"] = cards.strs(self.discards)
         view["first_dealer"] = self.first_dealer
         return view
+
+
+def deal_points(
+    tricks: Sequence[int], taken: Sequence[int], last: int, dealer: int, discard: int
+) -> list[int]:
+    """A deal's points per seat: card points taken, the last trick bonus, the discard (to the
+    dealer, unless he took no trick), and the no-trick payments (-30, +15 to each other)."""
+    points = list(taken)
+    points[last] += LAST_TRICK_BONUS
+    if tricks[dealer]:
+        points[dealer] += discard
+    for seat in range(PLAYERS):
+        if not tricks[seat]:
+            points = [
+                p - NO_TRICK_PENALTY if s == seat else p + NO_TRICK_GIFT
+                for s, p in enumerate(points)
+            ]
+    return points
 
 
 def parse_pair(obj: JSON) -> tuple[Card, Card]:
