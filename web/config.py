@@ -1,0 +1,83 @@
+"""Service configuration: defaults, then ``ARENA_``-prefixed environment variables, then overrides.
+
+Only plain data lives here; nothing is connected or created while reading it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+PREFIX = "ARENA_"
+
+
+def default_settings(root: Path | None = None) -> dict[str, Any]:
+    """The settings used when nothing overrides them (embedded: SQLite under ``./var``)."""
+    var = (root or Path.cwd()) / "var"
+    return {
+        "SECRET_KEY": "dev-only-change-me",
+        "DATABASE_URL": f"sqlite:///{var / 'arena.db'}",
+        "REDIS_URL": "redis://127.0.0.1:6379/0",
+        "STORAGE_DIR": str(var / "storage"),
+        "SANDBOX": "bwrap",
+        "TRUSTED_SANDBOX": "bwrap",
+        "ALLOW_UNSANDBOXED_SAMPLES": False,
+        "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
+        "UPLOAD_MAX_BYTES": 64 * 1024 * 1024,
+        "UPLOAD_MAX_FILES": 2000,
+        "UPLOAD_MAX_RATIO": 100,
+        "BUILD_TIMEOUT": 120,
+        "SELFTEST_TIMEOUT": 5.0,
+        "MOVE_TIMEOUT": 2.0,
+        "TIME_BANK": 20.0,
+        "MATCH_BUDGET": 600,
+        "MATCH_LEASE": 60,
+        "MAX_ATTEMPTS": 3,
+        "QUEUED_STALE_AFTER": 120,
+        "SCHEDULE_INTERVAL": 30.0,
+        "REAP_INTERVAL": 60.0,
+        "QUEUE_TARGET": 4,
+        "PAUSE_AFTER_FAILURES": 5,
+        "VALIDATION_MATCH": True,
+        "WORKER_CONCURRENCY": 2,
+        "VISIBILITY_TIMEOUT": 3600,
+    }
+
+
+def _coerce(raw: str, like: Any) -> Any:
+    """Read an environment string as the type of the default it replaces."""
+    if isinstance(like, bool):
+        return raw.strip().lower() in {"1", "true", "yes", "on"}
+    if isinstance(like, int):
+        return int(raw)
+    if isinstance(like, float):
+        return float(raw)
+    if isinstance(like, (dict, list)):
+        return json.loads(raw)
+    return raw
+
+
+def from_env(
+    defaults: Mapping[str, Any], environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Settings overridden by ``ARENA_<NAME>`` environment variables."""
+    env = os.environ if environ is None else environ
+    settings = dict(defaults)
+    for key, raw in env.items():
+        if key.startswith(PREFIX):
+            name = key[len(PREFIX) :]
+            settings[name] = _coerce(raw, defaults.get(name, ""))
+    return settings
+
+
+def load(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Defaults, then the environment, then ``overrides`` (tests)."""
+    settings = from_env(default_settings())
+    settings.update(overrides or {})
+    settings.setdefault("SQLALCHEMY_DATABASE_URI", settings["DATABASE_URL"])
+    if overrides and "DATABASE_URL" in overrides:
+        settings["SQLALCHEMY_DATABASE_URI"] = overrides["DATABASE_URL"]
+    return settings

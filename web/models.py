@@ -1,0 +1,289 @@
+"""The database: users, bots and their versions, ladders, matches, ratings, tournaments.
+
+Every status is a closed enum stored as a plain string (portable between SQLite and PostgreSQL).
+Times are naive UTC (``utcnow``) so that both databases compare them the same way.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, datetime
+from typing import Any
+
+from flask_login import UserMixin
+from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import Enum as SAEnum
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from web.extensions import db
+
+
+def utcnow() -> datetime:
+    """The current time as naive UTC, the form every timestamp column holds."""
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _enum(cls: type[enum.Enum]) -> SAEnum:
+    """A string column limited to ``cls``'s values, with no database enum type."""
+    return SAEnum(
+        cls,
+        native_enum=False,
+        length=16,
+        values_callable=lambda e: [m.value for m in e],
+        validate_strings=True,
+    )
+
+
+class BotStatus(enum.StrEnum):
+    ACTIVE = "active"
+    PAUSED = "paused"
+    RETIRED = "retired"
+
+
+class VersionStatus(enum.StrEnum):
+    UPLOADED = "uploaded"
+    BUILDING = "building"
+    VALIDATING = "validating"
+    ACTIVE = "active"
+    REJECTED = "rejected"
+    RETIRED = "retired"
+
+
+class MatchStatus(enum.StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+class MatchKind(enum.StrEnum):
+    LADDER = "ladder"
+    VALIDATION = "validation"
+    TOURNAMENT = "tournament"
+
+
+class TournamentStatus(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    email: Mapped[str | None] = mapped_column(String(254))
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    is_admin: Mapped[bool] = mapped_column(default=False)
+    # A house account holds the project's own sample bots; matchmaking treats each of its bots
+    # as a separate author so they can share a table.
+    is_house: Mapped[bool] = mapped_column(default=False)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    bots: Mapped[list[Bot]] = relationship(back_populates="owner")
+    tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
+
+
+class ApiToken(db.Model):  # type: ignore[name-defined,misc]
+    """A bearer token; only its SHA-256 is stored, the token itself is shown once."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(12))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None]
+    revoked_at: Mapped[datetime | None]
+
+    user: Mapped[User] = relationship(back_populates="tokens")
+
+
+class Bot(db.Model):  # type: ignore[name-defined,misc]
+    __tablename__ = "bots"
+    __table_args__ = (UniqueConstraint("owner_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    status: Mapped[BotStatus] = mapped_column(_enum(BotStatus), default=BotStatus.ACTIVE)
+    paused_reason: Mapped[str | None] = mapped_column(Text)
+    consecutive_failures: Mapped[int] = mapped_column(default=0)
+    failed_matches: Mapped[int] = mapped_column(default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    owner: Mapped[User] = relationship(back_populates="bots")
+    versions: Mapped[list[BotVersion]] = relationship(
+        back_populates="bot", order_by="BotVersion.number"
+    )
+
+    def active_version(self) -> BotVersion | None:
+        """The newest version that passed validation and is still playing."""
+        live = [v for v in self.versions if v.status == VersionStatus.ACTIVE]
+        return live[-1] if live else None
+
+
+class BotVersion(db.Model):  # type: ignore[name-defined,misc]
+    """One upload of a bot: a content-addressed archive, unpacked, built and validated."""
+
+    __tablename__ = "bot_versions"
+    __table_args__ = (UniqueConstraint("bot_id", "number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    number: Mapped[int]
+    sha256: Mapped[str] = mapped_column(String(64), index=True)
+    status: Mapped[VersionStatus] = mapped_column(
+        _enum(VersionStatus), default=VersionStatus.UPLOADED
+    )
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    games: Mapped[list[str]] = mapped_column(JSON, default=list)
+    language: Mapped[str | None] = mapped_column(String(32))
+    trusted: Mapped[bool] = mapped_column(default=False)
+    build_log: Mapped[str] = mapped_column(Text, default="")
+    validation_log: Mapped[str] = mapped_column(Text, default="")
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    activated_at: Mapped[datetime | None]
+
+    bot: Mapped[Bot] = relationship(back_populates="versions")
+
+
+class Ladder(db.Model):  # type: ignore[name-defined,misc]
+    """A ranked queue for one game, variant and table size."""
+
+    __tablename__ = "ladders"
+    __table_args__ = (UniqueConstraint("game", "variant", "players"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(96), unique=True)
+    game: Mapped[str] = mapped_column(String(48))
+    variant: Mapped[str | None] = mapped_column(String(48))
+    players: Mapped[int]
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    mirrored: Mapped[bool] = mapped_column(default=True)
+    active: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    def game_config(self) -> dict[str, Any]:
+        """Arguments of ``arena.games.make_game`` for this ladder."""
+        return {
+            "game": self.game,
+            "players": self.players,
+            "variant": self.variant,
+            "params": dict(self.params or {}),
+        }
+
+
+class Tournament(db.Model):  # type: ignore[name-defined,misc]
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(96))
+    owner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"))
+    game_config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    format: Mapped[str] = mapped_column(String(24), default="round-robin")
+    rounds: Mapped[int] = mapped_column(default=1)
+    seed: Mapped[int] = mapped_column(default=0)
+    entries: Mapped[list[int]] = mapped_column(JSON, default=list)
+    status: Mapped[TournamentStatus] = mapped_column(
+        _enum(TournamentStatus), default=TournamentStatus.PENDING
+    )
+    standings: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None]
+
+
+class Match(db.Model):  # type: ignore[name-defined,misc]
+    """One match. The row, not the broker message, says whether it still has to be played."""
+
+    __tablename__ = "matches"
+    __table_args__ = (Index("ix_matches_status_lease", "status", "lease_until"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[MatchKind] = mapped_column(_enum(MatchKind), default=MatchKind.LADDER)
+    ladder_id: Mapped[int | None] = mapped_column(ForeignKey("ladders.id"), index=True)
+    tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"), index=True)
+    game_config: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seed: Mapped[int]
+    mirror_group: Mapped[str | None] = mapped_column(String(40), index=True)
+    rated: Mapped[bool] = mapped_column(default=True)
+    status: Mapped[MatchStatus] = mapped_column(_enum(MatchStatus), default=MatchStatus.QUEUED)
+    attempts: Mapped[int] = mapped_column(default=0)
+    max_attempts: Mapped[int] = mapped_column(default=3)
+    lease_until: Mapped[datetime | None]
+    worker: Mapped[str | None] = mapped_column(String(128))
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    replay_path: Mapped[str | None] = mapped_column(String(255))
+    final_hash: Mapped[str | None] = mapped_column(String(64))
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    queued_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+    seats: Mapped[list[MatchSeat]] = relationship(
+        back_populates="match", order_by="MatchSeat.seat", cascade="all, delete-orphan"
+    )
+
+
+class MatchSeat(db.Model):  # type: ignore[name-defined,misc]
+    __tablename__ = "match_seats"
+    __table_args__ = (UniqueConstraint("match_id", "seat"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    seat: Mapped[int]
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"), index=True)
+    status: Mapped[str | None] = mapped_column(String(16))
+    place: Mapped[int | None]
+    score: Mapped[float | None]
+    strikes: Mapped[int] = mapped_column(default=0)
+    cpu_seconds: Mapped[float | None]
+
+    match: Mapped[Match] = relationship(back_populates="seats")
+    bot: Mapped[Bot] = relationship()
+    version: Mapped[BotVersion] = relationship()
+
+
+class Rating(db.Model):  # type: ignore[name-defined,misc]
+    """A bot's current skill estimate on one ladder."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (UniqueConstraint("bot_id", "ladder_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"), index=True)
+    mu: Mapped[float]
+    sigma: Mapped[float]
+    games: Mapped[int] = mapped_column(default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_played_at: Mapped[datetime | None]
+
+    bot: Mapped[Bot] = relationship()
+
+
+class RatingChange(db.Model):  # type: ignore[name-defined,misc]
+    """The effect of one match on one bot; unique per (match, bot) so no match is rated twice."""
+
+    __tablename__ = "rating_changes"
+    __table_args__ = (UniqueConstraint("match_id", "bot_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
+    place: Mapped[int]
+    mu_before: Mapped[float]
+    sigma_before: Mapped[float]
+    mu_after: Mapped[float]
+    sigma_after: Mapped[float]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
