@@ -241,6 +241,7 @@ def write_replay(path: str | os.PathLike[str], replay: Replay, indent: bool = Fa
         data = gzip.compress(data, mtime=0)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide replays from other users and servers
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         os.replace(tmp, target)
