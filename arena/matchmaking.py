@@ -23,11 +23,12 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 T = TypeVar("T")
+H = TypeVar("H", bound=Hashable)
 
 SEED_BY_GAMES = 0.15
 """Share of picks that go to a bot with the fewest games (newcomers get placed quickly)."""
@@ -102,8 +103,8 @@ def fill_table(
 
 
 def seat_table(
-    bots: Sequence[str], seat_counts: Mapping[str, Sequence[int]], rng: random.Random
-) -> list[str]:
+    bots: Sequence[H], seat_counts: Mapping[H, Sequence[int]], rng: random.Random
+) -> list[H]:
     """An order of ``bots`` (seat k gets element k) that puts bots where they sat least.
 
     ``seat_counts[bot][k]`` is how often ``bot`` has sat in seat k (missing means never). Ties
@@ -111,7 +112,7 @@ def seat_table(
     """
     n = len(bots)
 
-    def cost(order: Sequence[str]) -> int:
+    def cost(order: Sequence[H]) -> int:
         return sum(_count(seat_counts, bot, seat) for seat, bot in enumerate(order))
 
     if n > 6:  # 7! orders is already too many to try; a shuffle rotates well enough
@@ -123,7 +124,7 @@ def seat_table(
     return list(rng.choice([o for o in orders if cost(o) == best]))
 
 
-def _count(seat_counts: Mapping[str, Sequence[int]], bot: str, seat: int) -> int:
+def _count(seat_counts: Mapping[H, Sequence[int]], bot: H, seat: int) -> int:
     counts = seat_counts.get(bot, ())
     return counts[seat] if seat < len(counts) else 0
 

@@ -1,0 +1,160 @@
+"""``arena tournament``: a local round robin or Swiss tournament between bot folders."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from arena.games.base import GameError
+from arena.runner import SeatStatus
+from arena.tournament import (
+    FORMATS,
+    MatchRecord,
+    Standing,
+    Tournament,
+    TournamentSpec,
+    entry_names,
+    load_summary,
+)
+from sandbox import BACKENDS, default_sandbox_name
+
+ERROR_COLUMNS = tuple(str(s) for s in SeatStatus if s is not SeatStatus.OK)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "tournament",
+        help="play a local tournament between bots and print the standings",
+        description=(
+            "Play a round robin or Swiss tournament between bot folders (or builtin:random, "
+            "builtin:greedy). Replays and tournament.json, enough to play it all again, are "
+            "written to --out."
+        ),
+    )
+    p.add_argument("game", nargs="?", help="game name (see `arena games`)")
+    p.add_argument(
+        "bots", nargs="*", metavar="BOT_DIR", help="bot folders; repeat one to seat copies"
+    )
+    p.add_argument("--format", choices=FORMATS, default="round-robin")
+    p.add_argument("--matches", type=int, default=12, help="matches in all (default 12)")
+    p.add_argument("--mirrored", action="store_true", help="replay each deal with seats rotated")
+    p.add_argument("--jobs", type=int, default=1, help="matches played in parallel")
+    p.add_argument("--seed", type=int, default=0, help="tournament seed; every match seed follows")
+    p.add_argument("--players", type=int, help="table size (default: the game's)")
+    p.add_argument("--variant", help="named rules variant")
+    p.add_argument(
+        "--param", action="append", default=[], metavar="K=V", help="game parameter (repeatable)"
+    )
+    p.add_argument("--sandbox", choices=sorted(BACKENDS), help="default: bwrap if available")
+    p.add_argument("--out", type=Path, help="output folder (default ./tournaments/<game>-<seed>)")
+    p.add_argument("--no-timeouts", action="store_true", help="never time a bot out (debugging)")
+    p.add_argument("--again", type=Path, metavar="TOURNAMENT_JSON", help="replay a tournament.json")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    err = Console(stderr=True)
+    out = args.out
+    try:
+        spec = _spec(args)
+        out = out or Path("tournaments") / f"{spec.game}-{spec.seed}"
+        tournament = Tournament(spec, entry_names(spec.bots), out, jobs=max(1, args.jobs))
+        tournament.check()
+    except (ValueError, GameError) as exc:
+        err.print(f"[red]error:[/] {exc}")
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    rows = _play(tournament, err)
+    Console().print(standings_table(rows, tournament.players))
+    summary = tournament.write_summary()
+    err.print(f"replays and summary in {out} (again: arena tournament --again {summary})")
+    return 0
+
+
+def _spec(args: argparse.Namespace) -> TournamentSpec:
+    if args.again is not None:
+        return load_summary(args.again)
+    if not args.game or len(args.bots) < 2:
+        raise ValueError("give a GAME and at least two BOT_DIRs (or --again TOURNAMENT_JSON)")
+    sandbox = args.sandbox or default_sandbox_name()
+    if sandbox is None:
+        raise ValueError("no isolating sandbox here; pass --sandbox none for your own bots only")
+    return TournamentSpec(
+        game=args.game,
+        bots=tuple(_source(b) for b in args.bots),
+        format=args.format,
+        matches=args.matches,
+        mirrored=args.mirrored,
+        seed=args.seed,
+        players=args.players,
+        variant=args.variant,
+        params=dict(_param(p) for p in args.param),
+        sandbox=sandbox,
+        timeouts=not args.no_timeouts,
+    )
+
+
+def _param(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise ValueError(f"--param wants KEY=VALUE, not {text!r}")
+    try:
+        return key, orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return key, value
+
+
+def _source(bot: str) -> str:
+    return bot if bot.startswith("builtin:") else str(Path(bot).resolve())
+
+
+def _play(tournament: Tournament, err: Console) -> list[Standing]:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err, transient=False) as progress:
+        task = progress.add_task(tournament.spec.format, total=tournament.total_matches())
+
+        def advance(record: MatchRecord) -> None:
+            progress.advance(task)
+
+        return tournament.run(advance)
+
+
+def standings_table(rows: list[Standing], players: int) -> Table:
+    """The standings as a rich table: places read 1st/2nd/..., errors count per seat status."""
+    table = Table(title="Standings")
+    places_heading = "/".join(_ordinal(p) for p in range(1, players + 1))
+    for heading in ("#", "bot", "rating", "mu", "sigma", "matches", places_heading, "avg place"):
+        table.add_column(heading, justify="left" if heading == "bot" else "right")
+    table.add_column("points", justify="right")
+    table.add_column("errors")
+    for rank, row in enumerate(rows, start=1):
+        places = "/".join(str(row.places[i]) for i in range(min(players, len(row.places))))
+        errors = ", ".join(f"{s} {row.errors[s]}" for s in ERROR_COLUMNS if row.errors.get(s))
+        table.add_row(
+            str(rank),
+            row.name,
+            f"{row.score:.2f}",
+            f"{row.rating.mu:.2f}",
+            f"{row.rating.sigma:.2f}",
+            str(row.matches),
+            places,
+            f"{row.average_place:.2f}",
+            f"{row.points:g}",
+            errors or "-",
+        )
+    return table
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n if n < 20 else n % 10, 'th') }"
