@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena import cards
+from arena.bots import load_bot
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError
 from arena.games.svara import (
@@ -25,6 +27,8 @@ from arena.games.svara import (
     SvaraState,
 )
 from arena.games.svara_hands import CLASSIC, HandRules, hand_value, points
+from arena.runner import BuiltinBot, SeatStatus, run_match
+from sandbox import get_sandbox
 
 
 def value(hand: str, rules: HandRules = CLASSIC) -> float | int:
@@ -546,3 +550,20 @@ def test_greedy_play_finishes_and_plays_only_legal_actions() -> None:
         showdowns += action == SHOW
         state.apply_action(action)
     assert showdowns > 0 and sum(state.result().scores) == 0
+
+
+# --- sample bots ---------------------------------------------------------------------------------
+
+
+def test_sample_bots_play_a_match_as_real_processes() -> None:
+    root = Path(__file__).resolve().parents[3] / "sample_bots" / "python"
+    bots = [
+        load_bot(root / "svara-heuristic"),
+        load_bot(root / "svara-random"),
+        BuiltinBot("greedy"),
+    ]
+    outcome = run_match(make_game("svara", 3, {"deals": 10}), bots, 11, sandbox=get_sandbox("none"))
+    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+    assert sum(outcome.result.scores) == 0
+    kinds = {step["action"]["type"] for step in outcome.replay["steps"] if step["seat"] == 0}
+    assert {"look", "fold"} <= kinds

@@ -1,0 +1,17 @@
+"""Svara, random: any legal action, chosen uniformly."""
+
+import random
+
+from kozyri_bot import Bot, run
+
+
+class RandomBot(Bot):
+    name = "random"
+
+    def choose(self, observation, legal_actions):
+        # An index into legal_actions is a complete answer; every raise amount is its own entry.
+        return random.randrange(len(legal_actions))
+
+
+if __name__ == "__main__":
+    run(RandomBot())
