@@ -57,6 +57,22 @@ def beats(card: str, top: str, trump: str | None) -> bool:
     return trump is not None and suit(card) == trump
 
 
+def pack(lowest_rank: int = 6) -> list[str]:
+    """Every card from ``lowest_rank`` up to the ace, in all four suits (36 cards from 6)."""
+    return [r + s for s in SUITS for r in RANKS[lowest_rank - 5 :]]
+
+
+def next_seat(observation: dict[str, Any]) -> int:
+    """The next seat clockwise after yours that is still in play (``active``, if given)."""
+    seat, players = observation["seat"], len(observation["hand_counts"])
+    active = observation.get("active") or [True] * players
+    for step in range(1, players):
+        other = (seat + step) % players
+        if active[other]:
+            return other
+    return seat
+
+
 class Bot:
     """Override ``choose``; the other hooks are optional."""
 
