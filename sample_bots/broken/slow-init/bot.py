@@ -7,5 +7,5 @@ import time
 sys.stdin.readline()
 time.sleep(30)
 print(json.dumps({"type": "ready", "protocol": 1}), flush=True)
-for line in sys.stdin:
+for _line in sys.stdin:
     pass

@@ -1,4 +1,4 @@
-"""Challenge, greedy: beat as cheaply as possible, shed low side-suit cards, take the pile if stuck."""
+"""Challenge, greedy: beat as cheaply as possible, shed low side-suit cards, take only if stuck."""
 
 from kozyri_bot import Bot, rank, run, suit
 

@@ -23,7 +23,7 @@ def holding_odds(observation, seat, deck):
     known = observation["known"]
     seen = set(observation["hand"]) | set(observation["pile"])
     seen.update(card for cards in known for card in cards)
-    hidden = [n - len(k) for n, k in zip(observation["hand_counts"], known)]
+    hidden = [n - len(k) for n, k in zip(observation["hand_counts"], known, strict=True)]
     hidden[observation["seat"]] = 0
     share = hidden[seat] / max(1, sum(hidden))
     odds = {card: share for card in deck if card not in seen}
