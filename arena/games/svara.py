@@ -174,6 +174,10 @@ class SvaraState(State):
         self._dealer = deal_rng(seed, -1).randrange(n)
         self._history: list[JSON] = []
         self._last_deal: list[JSON] | None = None
+        self._tied: list[int] = []
+        self._joined: list[int] = []
+        self._join_queue: list[int] = []
+        self._join_price = 0
         self._start_deal()
 
     # --- deals --------------------------------------------------------------------------------
@@ -349,7 +353,7 @@ class SvaraState(State):
     def _begin_svara(self, tied: list[int]) -> None:
         self._svaras += 1
         self._tied = tied
-        self._joined: list[int] = []
+        self._joined = []
         self._join_price = self._pot // 2
         self._join_queue = [s for s in self._clockwise_from_left() if s not in tied]
         self._history.append(
