@@ -187,8 +187,8 @@ def _balanced_order(combos: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
 
 
 def balanced_tables(bots: int, players: int, tables: int) -> list[tuple[int, ...]]:
-    """A greedy balanced design: each table starts from the bot with the fewest games, then
-    adds the bots that met the table's members least (then fewest games)."""
+    """A greedy balanced design: each table takes bots with the fewest games, and among those
+    the ones that met the table's members least."""
     games: Counter[int] = Counter()
     met: Counter[tuple[int, int]] = Counter()
     out: list[tuple[int, ...]] = []
@@ -196,7 +196,7 @@ def balanced_tables(bots: int, players: int, tables: int) -> list[tuple[int, ...
         table = [min(range(bots), key=lambda b: (games[b], b))]
         while len(table) < players:
             rest = [b for b in range(bots) if b not in table]
-            table.append(min(rest, key=lambda b: (_met_with(met, b, table), games[b], b)))
+            table.append(min(rest, key=lambda b: (games[b], _met_with(met, b, table), b)))
         games.update(table)
         met.update(_pairs(table))
         out.append(tuple(sorted(table)))
@@ -247,10 +247,12 @@ def swiss_round(
     """Pair one Swiss round of ``len(scores)`` bots into tables of ``players``.
 
     Bots are ordered by score (ties by index, i.e. entry order). When the count does not divide,
-    the lowest-scored bots among those with the fewest byes sit out. Each table is then built from
-    the best unseated bot, adding from the next few (``window * players``) unseated bots the one
-    that met the table least, nearest in the order first. ``met`` counts past meetings per pair
-    ``(low, high)``; ``byes`` counts past byes per bot.
+    the lowest-scored bots among those with the fewest byes sit out. Tables are then built
+    greedily: take the best unseated bot and add, from the next few unseated bots, the one that
+    met the table least, nearest in the order first. Greedy pairing can paint itself into a
+    corner at the end of the list, so it is tried top-down and bottom-up with a few reaches, and
+    the pairing with the fewest repeat meetings (then the closest scores) wins. ``met`` counts
+    past meetings per pair ``(low, high)``; ``byes`` counts past byes per bot.
     """
     n = len(scores)
     if players > n:
@@ -258,15 +260,59 @@ def swiss_round(
     order = sorted(range(n), key=lambda b: (-scores[b], b))
     sit_out = sorted(order, key=lambda b: (byes.get(b, 0), scores[b], -b))[: n % players]
     left = [b for b in order if b not in sit_out]
+    tries = []
+    for reach in (window * players, 2 * window * players, n):
+        tries.append(_greedy_tables(left, players, met, reach))
+        tries.append([t[::-1] for t in _greedy_tables(left[::-1], players, met, reach)][::-1])
+
+    best = min(tries, key=lambda tables: _swiss_cost(tables, scores, met))
+    return SwissRound(tables=_repair(best, scores, met), byes=sorted(sit_out))
+
+
+def _swiss_cost(
+    tables: Sequence[Sequence[int]], scores: Sequence[float], met: Mapping[tuple[int, int], int]
+) -> tuple[int, float]:
+    """Repeat meetings, then the total score spread within tables (lower is better)."""
+    repeats = sum(_met_with(met, t[i], t[:i]) for t in tables for i in range(1, len(t)))
+    spread = sum(max(scores[b] for b in t) - min(scores[b] for b in t) for t in tables)
+    return repeats, spread
+
+
+def _repair(
+    tables: list[tuple[int, ...]], scores: Sequence[float], met: Mapping[tuple[int, int], int]
+) -> list[tuple[int, ...]]:
+    """Swap bots between tables while a swap removes a repeat meeting (a few passes at most)."""
+    current = [list(t) for t in tables]
+    for _ in range(len(current) * 4):
+        best = _swiss_cost(current, scores, met)
+        improved = False
+        for a, b in itertools.combinations(range(len(current)), 2):
+            for i, j in itertools.product(range(len(current[a])), range(len(current[b]))):
+                trial = [list(t) for t in current]
+                trial[a][i], trial[b][j] = current[b][j], current[a][i]
+                if _swiss_cost(trial, scores, met)[0] < best[0]:
+                    current, improved = trial, True
+                    break
+            if improved:
+                break
+        if not improved:
+            break
+    return [tuple(t) for t in current]
+
+
+def _greedy_tables(
+    order: Sequence[int], players: int, met: Mapping[tuple[int, int], int], reach: int
+) -> list[tuple[int, ...]]:
+    left = list(order)
     tables: list[tuple[int, ...]] = []
     while left:
         table = [left.pop(0)]
         while len(table) < players:
-            reach = left[: window * players]
-            pick = min(range(len(reach)), key=lambda i: (_met_with(met, reach[i], table), i))
+            near = left[:reach]
+            pick = min(range(len(near)), key=lambda i: (_met_with(met, near[i], table), i))
             table.append(left.pop(pick))
         tables.append(tuple(table))
-    return SwissRound(tables=tables, byes=sorted(sit_out))
+    return tables
 
 
 def swiss_rounds_for(bots: int, players: int) -> int:
