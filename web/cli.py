@@ -1,0 +1,200 @@
+"""Admin commands: ``flask --app web <group> <command>``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+from flask import Flask
+from sqlalchemy import select
+
+from web.extensions import db
+from web.models import Ladder, User
+
+
+def register_commands(app: Flask) -> None:
+    for group in (user_cli, bot_cli, match_cli, ratings_cli, tournament_cli, ladder_cli):
+        app.cli.add_command(group)
+
+
+def _user(username: str) -> User:
+    user = db.session.scalar(select(User).where(User.username == username))
+    if user is None:
+        raise click.ClickException(f"no user {username!r}")
+    return user
+
+
+# --- users ---------------------------------------------------------------------------------
+
+user_cli = click.Group("user", help="Accounts and API tokens.")
+
+
+@user_cli.command("create")
+@click.argument("username")
+@click.option("--password", default=None, help="Password for the web site (optional).")
+@click.option("--admin", is_flag=True, help="Give the user admin rights.")
+@click.option("--house", is_flag=True, help="A house account (holds the sample bots).")
+def user_create(username: str, password: str | None, admin: bool, house: bool) -> None:
+    """Create a user and print a new API token for it."""
+    from web.services.users import create_user, issue_token
+
+    try:
+        user = create_user(username, password, admin=admin, house=house)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    token = issue_token(user, "cli")
+    db.session.commit()
+    click.echo(f"created user {username} (id {user.id}); API token: {token}")
+
+
+# --- bots ----------------------------------------------------------------------------------
+
+bot_cli = click.Group("bot", help="Bots and their versions.")
+
+
+@bot_cli.command("register")
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--owner", required=True, help="Username of the bot's owner.")
+@click.option("--trusted", is_flag=True, help="The project's own code (may run unsandboxed).")
+def bot_register(folder: Path, owner: str, trusted: bool) -> None:
+    """Upload the bot in FOLDER as a new version; it is built and validated by a worker."""
+    from web.services.bots import register_folder
+
+    version = register_folder(_user(owner), folder, trusted=trusted)
+    click.echo(
+        f"bot {version.bot.name} version {version.number} (id {version.id}): {version.status}"
+        + (f": {version.error}" if version.error else "")
+    )
+
+
+@bot_cli.command("resume")
+@click.argument("bot_id", type=int)
+def bot_resume(bot_id: int) -> None:
+    """Let a paused bot play again."""
+    from web.models import Bot
+    from web.services.bots import resume
+
+    bot = db.session.get(Bot, bot_id)
+    if bot is None:
+        raise click.ClickException(f"no bot {bot_id}")
+    resume(bot)
+    click.echo(f"bot {bot.name} is active again")
+
+
+# --- matches -------------------------------------------------------------------------------
+
+match_cli = click.Group("match", help="Matches.")
+
+
+@match_cli.command("requeue")
+@click.argument("match_id", type=int)
+def match_requeue(match_id: int) -> None:
+    """Queue an unfinished (failed, cancelled, stuck) match to be played again."""
+    from web.services.matches import requeue
+
+    try:
+        match = requeue(match_id)
+    except (LookupError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"match {match.id} queued again (up to {match.max_attempts} attempts in all)")
+
+
+@match_cli.command("reap")
+def match_reap() -> None:
+    """Run the reaper once (re-queue matches of dead workers, resend lost messages)."""
+    from web.services.matches import reap
+
+    click.echo(str(reap()))
+
+
+# --- ratings -------------------------------------------------------------------------------
+
+ratings_cli = click.Group("ratings", help="Ladder ratings.")
+
+
+@ratings_cli.command("recompute")
+@click.option("--ladder", "slug", default=None, help="Only this ladder (slug); default all.")
+def ratings_recompute(slug: str | None) -> None:
+    """Rebuild ratings from the history of finished rated matches."""
+    from web.services.ratings import recompute
+
+    query = select(Ladder) if slug is None else select(Ladder).where(Ladder.slug == slug)
+    for ladder in db.session.scalars(query).all():
+        click.echo(f"{ladder.slug}: {recompute(ladder.id)} matches replayed")
+
+
+# --- ladders -------------------------------------------------------------------------------
+
+ladder_cli = click.Group("ladder", help="Ladders and the scheduler.")
+
+
+@ladder_cli.command("create")
+@click.argument("game")
+@click.option("--players", type=int, default=None)
+@click.option("--variant", default=None)
+def ladder_create(game: str, players: int | None, variant: str | None) -> None:
+    """Create the ladder of GAME for a table size and variant (defaults: the game's)."""
+    from web.services.ladders import get_or_create_ladder
+
+    ladder = get_or_create_ladder(game, players, variant)
+    db.session.commit()
+    click.echo(f"ladder {ladder.slug} (id {ladder.id})")
+
+
+@ladder_cli.command("schedule")
+def ladder_schedule() -> None:
+    """Run the ladder scheduler once."""
+    from web.services.ladders import schedule_all
+
+    click.echo(f"{schedule_all()} matches queued")
+
+
+# --- tournaments ---------------------------------------------------------------------------
+
+tournament_cli = click.Group("tournament", help="Tournaments played by the worker pool.")
+
+
+@tournament_cli.command("run")
+@click.option("--name", default="tournament")
+@click.option("--game", required=True)
+@click.option("--players", type=int, default=None)
+@click.option("--variant", default=None)
+@click.option(
+    "--version",
+    "versions",
+    type=int,
+    multiple=True,
+    required=True,
+    help="A bot version id (repeat).",
+)
+@click.option("--tables", type=int, default=10, help="Tables to play (each in every rotation).")
+@click.option("--seed", type=int, default=0)
+@click.option("--wait/--no-wait", default=False, help="Wait and print the standings.")
+def tournament_run(
+    name: str,
+    game: str,
+    players: int | None,
+    variant: str | None,
+    versions: tuple[int, ...],
+    tables: int,
+    seed: int,
+    wait: bool,
+) -> None:
+    """Queue a round robin between bot versions; optionally wait for the standings."""
+    from arena.games import make_game
+    from web.services.tournaments import create_tournament, progress, standings
+
+    config = make_game(game, players=players, variant=variant).config()
+    try:
+        tournament = create_tournament(name, config, list(versions), tables=tables, seed=seed)
+    except (LookupError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"tournament {tournament.id}: {progress(tournament)}")
+    while wait and str(tournament.status) != "finished":
+        time.sleep(2)
+        db.session.expire_all()
+        standings(tournament)
+        click.echo(f"progress: {progress(tournament)}")
+    for row in standings(tournament):
+        click.echo(f"version {row['version_id']}: {row['points']:.1f} points in {row['matches']}")

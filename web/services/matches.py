@@ -1,0 +1,229 @@
+"""The match lifecycle: queued -> running -> finished | failed (or back to queued).
+
+The database is the source of truth. A worker *claims* a match with one compare-and-set UPDATE;
+whoever loses the race (a duplicate delivery, a redelivery after the visibility timeout) does
+nothing. The result, the rating changes and the status are written in one transaction, guarded by
+the claim's attempt number, so a match is rated exactly once however often it was played.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import and_, or_, select, update
+
+from web.extensions import db
+from web.models import (
+    BotVersion,
+    Match,
+    MatchKind,
+    MatchSeat,
+    MatchStatus,
+    utcnow,
+)
+from web.services.queue import send_match, send_match_after_commit
+
+log = logging.getLogger(__name__)
+
+
+def worker_name() -> str:
+    """Who holds a claim: host and pid, enough to find the process in logs."""
+    import os
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def new_seed() -> int:
+    return random.SystemRandom().randrange(2**31)
+
+
+def create_match(
+    game_config: dict[str, Any],
+    versions: list[BotVersion],
+    *,
+    seed: int | None = None,
+    kind: MatchKind = MatchKind.LADDER,
+    ladder_id: int | None = None,
+    tournament_id: int | None = None,
+    mirror_group: str | None = None,
+    rated: bool = True,
+) -> Match:
+    """Add a queued match (seat k gets ``versions[k]``); it is sent to a worker after commit."""
+    match = Match(
+        kind=kind,
+        ladder_id=ladder_id,
+        tournament_id=tournament_id,
+        game_config=dict(game_config),
+        seed=new_seed() if seed is None else seed,
+        mirror_group=mirror_group,
+        rated=rated and ladder_id is not None,
+        max_attempts=int(current_app.config["MAX_ATTEMPTS"]),
+    )
+    for seat, version in enumerate(versions):
+        match.seats.append(MatchSeat(seat=seat, bot_id=version.bot_id, bot_version_id=version.id))
+    db.session.add(match)
+    db.session.flush()
+    send_match_after_commit(match.id)
+    return match
+
+
+# --- claim and lease ------------------------------------------------------------------------
+
+
+def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
+    """Take match ``match_id`` for this worker; the attempt number, or None if someone else has it.
+
+    Succeeds for a queued match, or a running one whose lease ran out (its worker died), as long
+    as attempts remain. Commits.
+    """
+    now = utcnow()
+    claimable = or_(
+        Match.status == MatchStatus.QUEUED,
+        and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now),
+    )
+    stmt = (
+        update(Match)
+        .where(Match.id == match_id, claimable, Match.attempts < Match.max_attempts)
+        .values(
+            status=MatchStatus.RUNNING,
+            attempts=Match.attempts + 1,
+            lease_until=now + timedelta(seconds=lease_seconds),
+            worker=worker,
+            started_at=now,
+        )
+        .execution_options(synchronize_session=False)
+    )
+    won = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
+    attempt = db.session.scalar(select(Match.attempts).where(Match.id == match_id)) if won else None
+    db.session.commit()
+    return attempt
+
+
+def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
+    """Extend the lease of a claim still held; False if the match was taken away. Commits."""
+    stmt = (
+        update(Match)
+        .where(
+            Match.id == match_id,
+            Match.attempts == attempt,
+            Match.status == MatchStatus.RUNNING,
+        )
+        .values(lease_until=utcnow() + timedelta(seconds=lease_seconds))
+        .execution_options(synchronize_session=False)
+    )
+    held = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
+    db.session.commit()
+    return held
+
+
+def release(match_id: int, attempt: int, error: str) -> MatchStatus | None:
+    """Give back a claim after an infrastructure error: queued again, or failed when out of tries.
+
+    Commits; returns the new status (None if the claim was no longer held).
+    """
+    match = db.session.get(Match, match_id, with_for_update=True)
+    if match is None or match.status != MatchStatus.RUNNING or match.attempts != attempt:
+        db.session.rollback()
+        return None
+    match.error = error
+    match.lease_until = None
+    if match.attempts >= match.max_attempts:
+        match.status = MatchStatus.FAILED
+        match.finished_at = utcnow()
+    else:
+        match.status = MatchStatus.QUEUED
+        match.queued_at = utcnow()
+    status = match.status
+    db.session.commit()
+    return status
+
+
+# --- the reaper -----------------------------------------------------------------------------
+
+
+@dataclass
+class ReapReport:
+    """What one pass of the reaper did."""
+
+    requeued: list[int]
+    resent: list[int]
+    failed: list[int]
+
+
+def reap(now: datetime | None = None) -> ReapReport:
+    """Find matches the broker lost or whose worker died, and queue them again (or fail them).
+
+    - running past its lease: queued again if attempts remain, else failed;
+    - queued for longer than ``QUEUED_STALE_AFTER`` seconds: the message is sent again.
+    Commits; messages are sent after the commit.
+    """
+    now = now or utcnow()
+    report = ReapReport([], [], [])
+    expired = db.session.scalars(
+        select(Match)
+        .where(Match.status == MatchStatus.RUNNING, Match.lease_until < now)
+        .with_for_update(skip_locked=True)
+    ).all()
+    for match in expired:
+        _reap_expired(match, now, report)
+    stale_before = now - timedelta(seconds=float(current_app.config["QUEUED_STALE_AFTER"]))
+    stale = db.session.scalars(
+        select(Match)
+        .where(Match.status == MatchStatus.QUEUED, Match.queued_at < stale_before)
+        .with_for_update(skip_locked=True)
+    ).all()
+    for match in stale:
+        _reap_queued(match, now, report)
+    db.session.commit()
+    for match_id in report.requeued + report.resent:
+        send_match(match_id)
+    return report
+
+
+def _reap_expired(match: Match, now: datetime, report: ReapReport) -> None:
+    match.lease_until = None
+    if match.attempts >= match.max_attempts:
+        match.status = MatchStatus.FAILED
+        match.finished_at = now
+        match.error = f"worker {match.worker} stopped answering on the last attempt"
+        report.failed.append(match.id)
+    else:
+        match.status = MatchStatus.QUEUED
+        match.queued_at = now
+        match.error = f"worker {match.worker} stopped answering; queued again"
+        report.requeued.append(match.id)
+
+
+def _reap_queued(match: Match, now: datetime, report: ReapReport) -> None:
+    if match.attempts >= match.max_attempts:
+        match.status = MatchStatus.FAILED
+        match.finished_at = now
+        report.failed.append(match.id)
+        return
+    match.queued_at = now
+    report.resent.append(match.id)
+
+
+def requeue(match_id: int) -> Match:
+    """Play a match again (an admin action): queued, with a fresh budget of attempts. Commits.
+
+    A match that already finished keeps its rating changes; replaying it cannot rate it twice.
+    """
+    match = db.session.get(Match, match_id, with_for_update=True)
+    if match is None:
+        raise LookupError(f"no match {match_id}")
+    if match.status == MatchStatus.FINISHED:
+        raise ValueError(f"match {match_id} is finished; it cannot be played again")
+    match.status = MatchStatus.QUEUED
+    match.max_attempts = match.attempts + int(current_app.config["MAX_ATTEMPTS"])
+    match.queued_at = utcnow()
+    match.lease_until = None
+    send_match_after_commit(match.id)
+    db.session.commit()
+    return match

@@ -1,0 +1,58 @@
+"""Celery tasks: thin wrappers that take ids and call service functions.
+
+Bot misbehaviour is a normal match outcome, never a task error; only infrastructure trouble
+(the database unreachable for a moment) is retried by Celery, and the reaper covers the rest.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from sqlalchemy.exc import OperationalError
+
+log = logging.getLogger(__name__)
+
+_RETRY = {
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": True,
+    "retry_jitter": True,
+    "max_retries": 3,
+}
+
+
+@shared_task(name="web.tasks.run_match", **_RETRY)
+def run_match(match_id: int) -> str:
+    """Play match ``match_id`` unless another worker has it or it is done."""
+    from web.services.play import play_match
+
+    outcome = play_match(match_id)
+    log.info("match %s: %s", match_id, outcome)
+    return outcome
+
+
+@shared_task(name="web.tasks.prepare_version", **_RETRY)
+def prepare_version(version_id: int) -> str:
+    """Build and self-test a newly uploaded bot version, then validate or activate it."""
+    from web.services.bots import prepare
+
+    return str(prepare(version_id))
+
+
+@shared_task(name="web.tasks.schedule_ladders", **_RETRY)
+def schedule_ladders() -> int:
+    """Top up every ladder's queue of matches."""
+    from web.services.ladders import schedule_all
+
+    return schedule_all()
+
+
+@shared_task(name="web.tasks.reap_stale_matches", **_RETRY)
+def reap_stale_matches() -> dict[str, list[int]]:
+    """Queue again (or fail) matches whose worker died or whose message was lost."""
+    from web.services.matches import reap
+
+    report = reap()
+    if report.requeued or report.resent or report.failed:
+        log.info("reaper: %s", report)
+    return {"requeued": report.requeued, "resent": report.resent, "failed": report.failed}
