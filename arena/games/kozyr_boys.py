@@ -404,10 +404,10 @@ class KozyrBoysState(State):
 
     def private_cards(self, seat: int) -> set[str]:
         """The hand (less the turned card, which all saw) and, for the dealer, the discards."""
-        mine = [c for c in self.hands[seat] if c != self.turned]
+        mine = list(self.hands[seat])
         if seat == self.dealer:
             mine += self.discards
-        return set(cards.strs(mine))
+        return set(cards.strs(c for c in mine if c != self.turned))
 
     def _public(self) -> JSON:
         return {

@@ -347,3 +347,11 @@ def test_same_seed_and_actions_replay_the_same_match() -> None:
     for action in actions:
         second.apply_action(action)
     assert first.full_view() == second.full_view()
+
+
+def test_a_discarded_turned_card_stays_public_and_out_of_the_private_cards() -> None:
+    state = game("aces-bowers").position([SEED_HAND, [], []], turned="9H", dealer=P0)
+    state.apply_json({"type": "discard", "cards": ["9H", "KC"]})
+    assert state.discards == parsed("9H", "KC")
+    assert state.private_cards(P0) >= {"KC"} and "9H" not in state.private_cards(P0)
+    assert state.observation(P1)["turned"] == "9H"
