@@ -409,6 +409,8 @@ class _Referee:
             action = state.default_action()
             self._penalise(seat, status, message or status.value)
         debug = reply.debug if reply is not None else None
+        if seat.conn.stderr_open:  # what the bot logged before answering is in the pipe now
+            seat.conn.drain_stderr()
         excerpt = seat.conn.stderr.take_step_excerpt()
         step = Step(seat.index, state.action_to_json(action), deal, round(elapsed * 1000, 3),
                     status, debug, excerpt)  # fmt: skip

@@ -1,0 +1,274 @@
+"""The match runner against real bot processes: sample bots, misbehaving bots, time control."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.bots import BotManifest, load_bot
+from arena.games import make_game
+from arena.games.base import Result
+from arena.protocol import MAX_DEBUG_CHARS
+from arena.runner import (
+    FORFEITED,
+    BuiltinBot,
+    MatchOutcome,
+    SeatStatus,
+    TimeControl,
+    apply_forfeits,
+    run_match,
+)
+from sandbox import get_sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_bots"
+BROKEN = SAMPLES / "broken"
+QUICK = TimeControl(init_s=2.0, move_s=0.2, bank_s=0.3, max_strikes=3)
+NODE = shutil.which("node")
+
+
+def processes_in(folder: Path) -> list[int]:
+    """Pids of live processes whose working directory is ``folder`` (our bots' marker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(os.readlink(entry / "cwd")) == folder:
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def assert_no_processes(folder: Path) -> None:
+    deadline = time.monotonic() + 2.0
+    while processes_in(folder) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_in(folder) == []
+
+
+def play(bots: list[BotManifest | BuiltinBot], game: str = "svoi-kozyri", seed: int = 3,
+         tc: TimeControl = QUICK, **params: object) -> MatchOutcome:  # fmt: skip
+    g = make_game(game, players=len(bots), params={"deals": 1, **params})
+    return run_match(g, bots, seed, sandbox=get_sandbox("none"), time_control=tc)
+
+
+def make_bot(tmp_path: Path, name: str, code: str) -> BotManifest:
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "bot.toml").write_text(
+        f'name = "{name}"\ngames = ["svoi-kozyri"]\nlanguage = "python"\n'
+        'run = ["python3", "bot.py"]\n'
+    )
+    (folder / "bot.py").write_text(textwrap.dedent(code))
+    return load_bot(folder)
+
+
+@pytest.fixture(scope="module")
+def greedy() -> BotManifest:
+    return load_bot(SAMPLES / "python" / "svoi-kozyri-greedy")
+
+
+BROKEN_CASES = [
+    ("never-answers", SeatStatus.TIMEOUT, True),
+    ("crash-mid-match", SeatStatus.CRASH, True),
+    ("illegal-actions", SeatStatus.ILLEGAL_ACTION, True),
+    ("garbage-output", SeatStatus.INVALID_OUTPUT, True),
+    ("stdout-flood", SeatStatus.OUTPUT_FLOOD, True),
+    ("stderr-flood", SeatStatus.OK, False),
+    ("dies-during-init", SeatStatus.INIT_FAILURE, True),
+    ("slow-init", SeatStatus.INIT_FAILURE, True),
+]
+
+
+@pytest.mark.parametrize(("fixture", "status", "forfeited"), BROKEN_CASES)
+def test_misbehaving_bot_is_policed_and_match_finishes(
+    greedy: BotManifest, fixture: str, status: SeatStatus, forfeited: bool
+) -> None:
+    broken = load_bot(BROKEN / fixture)
+    tc = TimeControl(init_s=1.0, move_s=0.2, bank_s=0.3, max_strikes=3)
+    outcome = play([greedy, broken, greedy], tc=tc)
+    report = outcome.seats[1]
+    assert (report.status, report.forfeited) == (status, forfeited), report.message
+    assert outcome.replay["outcome"]["status"][1] == status.value
+    if forfeited:
+        assert outcome.result.ranking[1] == 3
+        played, ranked = outcome.game_result.ranking, outcome.result.ranking
+        assert (ranked[0] < ranked[2]) == (played[0] < played[2])
+        assert (ranked[0] == ranked[2]) == (played[0] == played[2])
+        assert min(ranked[0], ranked[2]) == 1
+    assert all(s.status is SeatStatus.OK for s in (outcome.seats[0], outcome.seats[2]))
+    assert_no_processes(broken.path)
+
+
+def test_strikes_then_forfeit_and_default_actions(greedy: BotManifest) -> None:
+    outcome = play([greedy, load_bot(BROKEN / "illegal-actions"), greedy])
+    steps = [s for s in outcome.replay["steps"] if s["seat"] == 1]
+    statuses = [s["status"] for s in steps]
+    assert statuses[:3] == ["illegal_action"] * 3
+    assert set(statuses[3:]) <= {FORFEITED}
+    assert outcome.seats[1].strikes == 3
+
+
+def test_crash_dump_is_kept_in_the_replay(greedy: BotManifest) -> None:
+    outcome = play([greedy, load_bot(BROKEN / "crash-mid-match"), greedy])
+    crash = next(s for s in outcome.replay["steps"] if s["status"] == "crash")
+    assert "deliberate crash" in crash["stderr"]
+    assert "Traceback" in outcome.seats[1].stderr
+
+
+def test_stderr_flood_is_capped_and_never_blocks(greedy: BotManifest) -> None:
+    outcome = play([greedy, load_bot(BROKEN / "stderr-flood"), greedy])
+    report = outcome.seats[1]
+    assert report.strikes == 0
+    assert len(report.stderr) < 300_000
+    assert "more bytes of stderr not kept" in report.stderr
+    excerpts = [s["stderr"] for s in outcome.replay["steps"] if s["seat"] == 1]
+    assert all(e is not None and len(e) <= 2048 for e in excerpts)
+
+
+def test_process_tree_is_killed_even_when_the_caller_raises(greedy: BotManifest) -> None:
+    never = load_bot(BROKEN / "never-answers")
+
+    def explode(step: object, state: object) -> None:
+        raise RuntimeError("viewer crashed")
+
+    game = make_game("svoi-kozyri", players=3, params={"deals": 1})
+    with pytest.raises(RuntimeError, match="viewer crashed"):
+        run_match(game, [never, greedy, never], 1, sandbox=get_sandbox("none"),
+                  time_control=QUICK, on_step=explode)  # fmt: skip
+    assert_no_processes(never.path)
+    assert_no_processes(greedy.path)
+
+
+@pytest.mark.parametrize("game", ["svoi-kozyri", "challenge"])
+def test_sample_bots_play_full_matches(game: str) -> None:
+    kinds = ["random", "greedy", "heuristic"]
+    bots = [load_bot(SAMPLES / "python" / f"{game}-{kind}") for kind in kinds]
+    players = 3 if game == "svoi-kozyri" else 2
+    outcome = play(bots[:players], game=game, deals=2)
+    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * players
+    assert all(s.cpu_s is not None and s.cpu_s > 0 for s in outcome.seats)
+    assert outcome.replay["steps"] and outcome.replay["result"]["ranking"]
+    if game == "challenge":
+        heuristic_vs_greedy = play(bots[1:], game=game, deals=2)
+        assert heuristic_vs_greedy.seats[1].status is SeatStatus.OK
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_javascript_bots_play() -> None:
+    bots = [load_bot(SAMPLES / "js" / f"svoi-kozyri-{kind}") for kind in ("random", "greedy")]
+    outcome = play([*bots, BuiltinBot("greedy")], deals=2)
+    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+    assert [s.self_name for s in outcome.seats[:2]] == ["random-js", "greedy-js"]
+
+
+def test_protocol_version_is_checked(tmp_path: Path, greedy: BotManifest) -> None:
+    future = make_bot(tmp_path, "future", """
+        import json, sys
+        sys.stdin.readline()
+        print(json.dumps({"type": "ready", "protocol": 2}), flush=True)
+        sys.stdin.read()
+    """)  # fmt: skip
+    outcome = play([greedy, future])
+    assert outcome.seats[1].status is SeatStatus.INIT_FAILURE
+    assert "protocol 2" in (outcome.seats[1].message or "")
+
+
+def test_stale_answers_are_skipped_and_debug_is_recorded(
+    tmp_path: Path, greedy: BotManifest
+) -> None:
+    # Every answer is preceded by one for an old request id: the runner must skip it.
+    chatty = make_bot(tmp_path, "chatty", """
+        import json, sys
+        sys.stdin.readline()
+        print(json.dumps({"type": "ready", "protocol": 1, "name": "chatty"}), flush=True)
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "request":
+                print("thinking", file=sys.stderr, flush=True)
+                print(json.dumps({"type": "action", "id": -1, "index": 99}))
+                print(json.dumps({"type": "action", "id": msg["id"], "index": 0,
+                                  "debug": "x" * 5000}), flush=True)
+    """)  # fmt: skip
+    outcome = play([greedy, chatty])
+    assert outcome.seats[1].status is SeatStatus.OK
+    assert outcome.seats[1].self_name == "chatty"
+    mine = [s for s in outcome.replay["steps"] if s["seat"] == 1]
+    assert mine and all(len(s["debug"]) == MAX_DEBUG_CHARS for s in mine)
+    assert all(s["stderr"] == "thinking\n" for s in mine)
+
+
+def test_time_bank_is_spent_then_moves_time_out(tmp_path: Path, greedy: BotManifest) -> None:
+    slow = make_bot(tmp_path, "slow", """
+        import json, sys, time
+        sys.stdin.readline()
+        print(json.dumps({"type": "ready", "protocol": 1}), flush=True)
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "request":
+                print(msg["time_left_ms"], file=sys.stderr, flush=True)
+                time.sleep(0.15)
+                print(json.dumps({"type": "action", "id": msg["id"], "index": 0}), flush=True)
+    """)  # fmt: skip
+    tc = TimeControl(init_s=2.0, move_s=0.1, bank_s=0.2, max_strikes=2)
+    outcome = play([greedy, slow], tc=tc)
+    report = outcome.seats[1]
+    assert report.status is SeatStatus.TIMEOUT and report.forfeited
+    banks = [int(s["stderr"]) for s in outcome.replay["steps"] if s["seat"] == 1 and s["stderr"]]
+    assert banks[0] == 200 and banks == sorted(banks, reverse=True)
+
+
+def test_no_timeouts_mode_waits_for_a_slow_bot(tmp_path: Path, greedy: BotManifest) -> None:
+    slow = make_bot(tmp_path, "slow", """
+        import json, sys, time
+        sys.stdin.readline()
+        time.sleep(0.3)
+        print(json.dumps({"type": "ready", "protocol": 1}), flush=True)
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "request":
+                time.sleep(0.05)
+                print(json.dumps({"type": "action", "id": msg["id"], "index": 0}), flush=True)
+    """)  # fmt: skip
+    tc = TimeControl(init_s=0.01, move_s=0.001, bank_s=0.0, timeouts=False)
+    outcome = play([greedy, slow], tc=tc)
+    assert outcome.seats[1].status is SeatStatus.OK and outcome.seats[1].strikes == 0
+
+
+def test_error_notice_reaches_the_bot(tmp_path: Path, greedy: BotManifest) -> None:
+    wrong_once = make_bot(tmp_path, "wrong-once", """
+        import json, sys
+        sys.stdin.readline()
+        print(json.dumps({"type": "ready", "protocol": 1}), flush=True)
+        first = True
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg["type"] == "error":
+                print("notice", msg["status"], msg["strikes"], file=sys.stderr, flush=True)
+            if msg["type"] == "request":
+                answer = {"index": 1000} if first else {"index": 0}
+                first = False
+                print(json.dumps({"type": "action", "id": msg["id"], **answer}), flush=True)
+    """)  # fmt: skip
+    outcome = play([greedy, wrong_once])
+    report = outcome.seats[1]
+    assert (report.status, report.strikes, report.forfeited) == (
+        SeatStatus.ILLEGAL_ACTION, 1, False
+    )  # fmt: skip
+    assert "notice illegal_action 1" in report.stderr
+
+
+def test_apply_forfeits_ranks_forfeited_seats_last() -> None:
+    result = Result(ranking=(1, 2, 2, 4), scores=(3.0, 2.0, 2.0, 0.0))
+    assert apply_forfeits(result, [True, False, False, False]).ranking == (4, 1, 1, 3)
+    assert apply_forfeits(result, [False, False, True, True]).ranking == (1, 2, 3, 3)
+    assert apply_forfeits(result, [False] * 4) == result
