@@ -173,6 +173,7 @@ class SvaraState(State):
         self._deal = 0
         self._dealer = deal_rng(seed, -1).randrange(n)
         self._history: list[JSON] = []
+        self._earlier_rounds: list[list[JSON]] = []
         self._last_deal: list[JSON] | None = None
         self._tied: list[int] = []
         self._joined: list[int] = []
@@ -187,6 +188,7 @@ class SvaraState(State):
         self._rng = deal_rng(self.seed, self._deal)
         self._svaras = 0
         self._history = []
+        self._earlier_rounds = []
         for seat in range(self._n):
             self._pay(seat, self._ante)
         self._history.append({"type": "ante", "amount": self._ante, "pot": self._pot})
@@ -223,7 +225,7 @@ class SvaraState(State):
 
     def _finish_deal(self) -> None:
         """Move on to the next deal, or end the match."""
-        self._last_deal = self._history
+        self._last_deal = [e for events in self._earlier_rounds for e in events] + self._history
         self._contrib = [0] * self._n
         if self._deal + 1 >= self.game.params["deals"]:
             self._phase = Phase.OVER
@@ -359,6 +361,10 @@ class SvaraState(State):
         self._history.append(
             {"type": "svara", "tied": tied, "pot": self._pot, "price": self._join_price}
         )
+        # A new round of the deal: the pack is shuffled again, so the cards shown so far are
+        # kept apart from the events of the round in play.
+        self._earlier_rounds.append(self._history)
+        self._history = []
         self._phase = Phase.SVARA
         self._next_joiner()
 
@@ -516,8 +522,8 @@ class SvaraState(State):
             "players": [self._seat_view(s) for s in range(self._n)],
             "balances": list(self._balances),
             "scores": list(self._balances),
-            "showdowns": [e for e in self._history if e["type"] == "showdown"],
             "history": list(self._history),
+            "earlier_rounds": [list(events) for events in self._earlier_rounds],
             "last_deal": self._last_deal,
         }
         if self._phase == Phase.SVARA:
@@ -567,7 +573,7 @@ class SvaraState(State):
         Allowed only before anyone has acted in the deal; ``hands`` has one entry per seat (empty
         for seats not dealt in), so who is dealt in stays the same.
         """
-        if self._history[-1]["type"] != "deal":
+        if not self._history or self._history[-1]["type"] != "deal":
             raise IllegalActionError("a deal can be rigged only before its first action")
         parsed = [[cards.parse(c) for c in h] for h in hands]
         if [len(h) for h in parsed] != [len(h) for h in self._hands]:

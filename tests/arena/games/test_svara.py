@@ -170,7 +170,11 @@ def test_worked_example_svara_alternative() -> None:
     assert state.pot == 360 and state.balances == [-130, -80, -150]
     assert state.phase == Phase.DARK and state.dealer == 0 and state.current_player() == 1
     assert all(len(h) == 3 for h in state.full_view()["hands"])
-    assert state.observation(None)["svara"] == 1
+    public = state.observation(None)
+    assert public["svara"] == 1 and public["history"][-1]["type"] == "deal"
+    showdown, svara = public["earlier_rounds"][0][-2:]
+    assert [h["cards"] for h in showdown["hands"]] == hands[:2]
+    assert svara == {"type": "svara", "tied": [0, 1], "pot": 240, "price": 120}
 
 
 # --- the dark phase ------------------------------------------------------------------------------
@@ -442,16 +446,14 @@ def dump(obj: object) -> str:
 
 
 def this_round(view: dict[str, Any]) -> str:
-    """The view without events from before the last shuffle.
+    """The view without the rounds before the last shuffle.
 
     Cards shown at an earlier showdown are public, and the same cards may be dealt again after a
     svara or in the next deal, so only the round in play can leak.
     """
-    history = view.pop("history")
-    start = max(i for i, e in enumerate(history) if e["type"] == "deal")
-    view.pop("showdowns")
+    view.pop("earlier_rounds")
     view.pop("last_deal")
-    return dump([view, history[start:]])
+    return dump(view)
 
 
 def assert_nothing_leaks(state: SvaraState) -> None:
