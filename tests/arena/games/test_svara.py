@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena import cards
-from arena.bots import load_bot
+from arena.bots import BotManifest, load_bot
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError
 from arena.games.svara import (
@@ -168,7 +168,7 @@ def test_worked_example_svara_alternative() -> None:
     assert state.observation(2)["join_price"] == 120
     act(state, {"type": "join"})
     assert state.pot == 360 and state.balances == [-130, -80, -150]
-    assert state.phase == Phase.DARK and state.dealer == 0 and state.current_player() == 1
+    assert str(state.phase) == "dark" and state.dealer == 0 and state.current_player() == 1
     assert all(len(h) == 3 for h in state.full_view()["hands"])
     public = state.observation(None)
     assert public["svara"] == 1 and public["history"][-1]["type"] == "deal"
@@ -559,7 +559,7 @@ def test_greedy_play_finishes_and_plays_only_legal_actions() -> None:
 
 def test_sample_bots_play_a_match_as_real_processes() -> None:
     root = Path(__file__).resolve().parents[3] / "sample_bots" / "python"
-    bots = [
+    bots: list[BotManifest | BuiltinBot] = [
         load_bot(root / "svara-heuristic"),
         load_bot(root / "svara-random"),
         BuiltinBot("greedy"),
