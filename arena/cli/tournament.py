@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     out.mkdir(parents=True, exist_ok=True)
     rows = _play(tournament, err)
-    Console().print(standings_table(rows, tournament.players))
+    console = Console()
+    if not console.is_terminal:  # a pipe or a file: no terminal width to respect
+        console = Console(width=160)
+    console.print(standings_table(rows, tournament.players))
     summary = tournament.write_summary()
     err.print(f"replays and summary in {out} (again: arena tournament --again {summary})")
     return 0
@@ -134,9 +137,11 @@ def standings_table(rows: list[Standing], players: int) -> Table:
     """The standings as a rich table: places read 1st/2nd/..., errors count per seat status."""
     table = Table(title="Standings")
     places_heading = "/".join(_ordinal(p) for p in range(1, players + 1))
-    for heading in ("#", "bot", "rating", "mu", "sigma", "matches", places_heading, "avg place"):
-        table.add_column(heading, justify="left" if heading == "bot" else "right")
-    table.add_column("points", justify="right")
+    longest = max((len(row.name) for row in rows), default=3)
+    table.add_column("#", justify="right")
+    table.add_column("bot", no_wrap=True, min_width=min(longest, 40))
+    for heading in ("rating", "mu", "sigma", "played", places_heading, "avg", "points"):
+        table.add_column(heading, justify="right", no_wrap=True)
     table.add_column("errors")
     for rank, row in enumerate(rows, start=1):
         places = "/".join(str(row.places[i]) for i in range(min(players, len(row.places))))

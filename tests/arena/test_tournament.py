@@ -1,0 +1,226 @@
+"""Local tournaments: planning, standings, and real tournaments through the runner."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import orjson
+import pytest
+
+from arena.cli.main import main
+from arena.replay import read_replay, verify
+from arena.tournament import (
+    MatchRecord,
+    Tournament,
+    TournamentSpec,
+    entry_names,
+    load_summary,
+    match_seed,
+    meetings,
+    plan_round_robin,
+    standings,
+    swiss_rounds,
+)
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
+
+
+def spec(**kw: object) -> TournamentSpec:
+    base: dict[str, object] = {"game": "challenge", "bots": ("a", "b", "c", "d"), "sandbox": "none"}
+    return TournamentSpec(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def record(
+    index: int, seats: tuple[int, ...], ranking: tuple[int, ...], **kw: object
+) -> MatchRecord:
+    fields: dict[str, object] = {
+        "index": index,
+        "seats": seats,
+        "seed": index,
+        "ranking": ranking,
+        "statuses": ("ok",) * len(seats),
+        "strikes": (0,) * len(seats),
+        "cpu_s": (None,) * len(seats),
+        "replay": None,
+    }
+    return MatchRecord(**{**fields, **kw})  # type: ignore[arg-type]
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+def test_mirrored_groups_share_a_seed_and_rotate_every_seat() -> None:
+    planned = plan_round_robin(spec(mirrored=True, matches=24), players=3)
+    assert len(planned) == 24
+    assert [p.index for p in planned] == list(range(24))
+    groups: dict[int, list[tuple[int, ...]]] = {}
+    for p in planned:
+        groups.setdefault(p.group, []).append(p.seats)
+        assert p.seed == match_seed(0, p.group)
+    assert len(groups) == 8
+    for seatings in groups.values():
+        assert len(seatings) == 3
+        for seat in range(3):
+            assert sorted(s[seat] for s in seatings) == sorted(seatings[0])
+
+
+def test_round_robin_plays_every_table_and_rotates_seats() -> None:
+    planned = plan_round_robin(spec(matches=8), players=3)  # 4 tables of 3, twice each
+    tables = Counter(tuple(sorted(p.seats)) for p in planned)
+    assert set(tables.values()) == {2}
+    seats: dict[int, Counter[int]] = {}
+    for p in planned:
+        for seat, entry in enumerate(p.seats):
+            seats.setdefault(entry, Counter())[seat] += 1
+    for entry, counts in seats.items():
+        assert sum(counts.values()) == 6
+        assert max(counts.values()) - min(counts.get(s, 0) for s in range(3)) <= 1, entry
+
+
+def test_match_seeds_follow_the_tournament_seed() -> None:
+    a = [p.seed for p in plan_round_robin(spec(seed=1), players=2)]
+    b = [p.seed for p in plan_round_robin(spec(seed=1), players=2)]
+    c = [p.seed for p in plan_round_robin(spec(seed=2), players=2)]
+    assert a == b
+    assert a != c
+    assert len(set(a)) == len(a)
+
+
+def test_swiss_round_count_covers_the_requested_matches() -> None:
+    assert swiss_rounds(spec(format="swiss", matches=6), players=2) == 3
+    assert swiss_rounds(spec(format="swiss", matches=6, mirrored=True), players=2) == 2
+    assert swiss_rounds(spec(format="swiss", matches=1), players=4) == 1
+
+
+def test_bad_specs_are_refused() -> None:
+    with pytest.raises(ValueError):
+        spec(format="knockout")
+    with pytest.raises(ValueError):
+        spec(matches=0)
+
+
+def test_spec_json_round_trip() -> None:
+    s = spec(mirrored=True, params={"deals": 2}, players=2, variant=None)
+    assert TournamentSpec.from_json(orjson.loads(orjson.dumps(s.to_json()))) == s
+
+
+# --- standings ------------------------------------------------------------------------------
+
+
+def test_standings_count_places_points_and_errors() -> None:
+    records = [
+        record(0, (0, 1, 2), (1, 2, 3)),
+        record(1, (1, 2, 0), (2, 3, 1)),
+        record(2, (2, 0, 1), (3, 1, 1), statuses=("crash", "ok", "ok")),
+    ]
+    rows = standings(["x", "y", "z"], records)
+    assert [r.name for r in rows] == ["x", "y", "z"]
+    x, y, z = rows
+    assert x.places == (3, 0, 0) and x.average_place == 1.0 and x.points == 2 + 2 + 1.5
+    assert y.places == (1, 2, 0) and y.matches == 3
+    assert z.errors == {"crash": 1}
+    assert x.rating.mu > y.rating.mu > z.rating.mu
+
+
+def test_standings_do_not_depend_on_finishing_order() -> None:
+    records = [record(i, (i % 3, (i + 1) % 3), (1, 2)) for i in range(9)]
+    forward = standings(["x", "y", "z"], records)
+    backward = standings(["x", "y", "z"], records[::-1])
+    assert forward == backward
+
+
+def test_byes_are_worth_an_average_place() -> None:
+    rows = standings(["x", "y", "z"], [record(0, (0, 1), (1, 2))], Counter({2: 1}))
+    assert {r.name: r.points for r in rows} == {"x": 1, "y": 0, "z": 0.5}
+
+
+def test_meetings_count_a_mirror_group_once() -> None:
+    records = [record(0, (0, 1), (1, 2), seed=7), record(1, (1, 0), (1, 2), seed=7)]
+    records.append(record(2, (0, 1), (1, 2), seed=8))
+    assert meetings(records) == Counter({(0, 1): 2})
+
+
+def test_repeated_bots_get_numbered_names() -> None:
+    assert entry_names(["builtin:random", "builtin:greedy", "builtin:random"]) == [
+        "builtin:random",
+        "builtin:greedy",
+        "builtin:random#2",
+    ]
+
+
+# --- real tournaments -----------------------------------------------------------------------
+
+
+def test_builtin_tournament_is_reproducible_and_parallel_safe(tmp_path: Path) -> None:
+    s = spec(
+        game="svoi-kozyri",
+        bots=("builtin:random", "builtin:greedy", "builtin:random", "builtin:greedy"),
+        players=2,
+        matches=12,
+        params={"deals": 2},
+        seed=5,
+    )
+    one = Tournament(s, entry_names(s.bots), tmp_path / "one", jobs=1)
+    (tmp_path / "one").mkdir()
+    rows = one.run()
+    summary = one.write_summary()
+    assert summary is not None and summary.is_file()
+    two = Tournament(load_summary(summary), entry_names(s.bots), None, jobs=2)
+    rows_again = two.run()
+    assert rows_again == rows
+    key = sorted((r.index, r.seats, r.ranking) for r in two.records)
+    assert key == sorted((r.index, r.seats, r.ranking) for r in one.records)
+    assert {r.name for r in rows[:2]} == {"builtin:greedy", "builtin:greedy#2"}
+    replay = read_replay(tmp_path / "one" / one.records[0].replay)  # type: ignore[operator]
+    assert verify(replay) == []
+
+
+def _run_cli(args: list[str], out: Path) -> dict[str, object]:
+    code = main(["tournament", *args, "--sandbox", "none", "--out", str(out)])
+    assert code == 0
+    data: dict[str, object] = orjson.loads((out / "tournament.json").read_bytes())
+    return data
+
+
+def _order(data: dict[str, object]) -> list[str]:
+    return [row["name"] for row in data["standings"]]  # type: ignore[attr-defined]
+
+
+def test_sample_bots_finish_in_the_expected_order(tmp_path: Path) -> None:
+    bots = [str(SAMPLES / "python" / f"challenge-{k}") for k in ("random", "greedy", "heuristic")]
+    data = _run_cli(["challenge", *bots, "--matches", "12", "--mirrored", "--jobs", "2"], tmp_path)
+    assert _order(data) == ["challenge-heuristic", "challenge-greedy", "challenge-random"]
+    assert len(data["matches"]) == 12  # type: ignore[arg-type]
+    for match in data["matches"]:  # type: ignore[attr-defined]
+        assert (tmp_path / match["replay"]).is_file()
+        assert match["statuses"] == ["ok", "ok"]
+
+
+def test_swiss_of_svoi_kozyri_samples_puts_random_last(tmp_path: Path) -> None:
+    kinds = ("random", "greedy", "heuristic")
+    bots = [str(SAMPLES / "python" / f"svoi-kozyri-{k}") for k in kinds]
+    args = ["svoi-kozyri", *bots, "--format", "swiss", "--players", "2", "--matches", "6"]
+    data = _run_cli([*args, "--param", "deals=3", "--seed", "3"], tmp_path)
+    assert _order(data)[-1] == "svoi-kozyri-random"
+    # six rounds of one table: the bye rotates, so everyone sits out twice
+    assert data["byes"] == {"0": 2, "1": 2, "2": 2}
+
+
+def test_a_crashing_bot_shows_up_in_the_error_counts(tmp_path: Path) -> None:
+    bots = [
+        str(SAMPLES / "broken" / "crash-mid-match"),
+        str(SAMPLES / "python" / "challenge-greedy"),
+    ]
+    data = _run_cli(["challenge", *bots, "--matches", "2"], tmp_path)
+    rows = {row["name"]: row for row in data["standings"]}  # type: ignore[attr-defined]
+    assert rows["broken-crash-mid-match"]["errors"] == {"crash": 2}
+    assert rows["broken-crash-mid-match"]["places"] == [0, 2]
+    assert _order(data)[0] == "challenge-greedy"
+
+
+def test_cli_refuses_too_few_bots_for_the_table(tmp_path: Path) -> None:
+    bot = str(SAMPLES / "python" / "challenge-random")
+    code = main(["tournament", "svoi-kozyri", bot, bot, "--players", "4", "--sandbox", "none"])
+    assert code == 2
+    assert main(["tournament", "challenge", "--sandbox", "none"]) == 2
