@@ -179,7 +179,7 @@ class Pile:
 
 def action_to_json(action: Action, take_word: str = "pick_up") -> dict[str, Any]:
     """The wire form of an action (``take_word`` names the pick-up action of the game)."""
-    if action < PICK_UP:
+    if 0 <= action < PICK_UP and 5 <= action & 15 <= cards.ACE:
         kind = ("lead", "beat", "second")[action >> 6]
         return {"type": kind, "card": cards.to_str(action & 63)}
     if action == PICK_UP:

@@ -166,3 +166,9 @@ def test_take_word_names_the_pick_up() -> None:
 def test_malformed_actions_are_rejected_clearly(bad: object) -> None:
     with pytest.raises(IllegalActionError):
         beating.action_from_json(bad)
+
+
+@pytest.mark.parametrize("bad", [-1, 63, 64 + 4, 193, 204])
+def test_non_actions_have_no_wire_form(bad: int) -> None:
+    with pytest.raises(IllegalActionError):
+        beating.action_to_json(bad)
