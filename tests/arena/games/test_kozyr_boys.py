@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from arena import cards
 from arena.agents import greedy_agent, play_out, random_agent
+from arena.bots import load_bot
 from arena.games import make_game
 from arena.games.base import TERMINAL, IllegalActionError
 from arena.games.kozyr_boys import (
@@ -19,6 +21,8 @@ from arena.games.kozyr_boys import (
     deal_points,
     discard_pairs,
 )
+from arena.runner import BuiltinBot, SeatStatus, run_match
+from sandbox import get_sandbox
 
 P0, P1, P2 = range(3)
 HEARTS = Trumps(cards.HEARTS)
@@ -355,3 +359,19 @@ def test_a_discarded_turned_card_stays_public_and_out_of_the_private_cards() -> 
     assert state.discards == parsed("9H", "KC")
     assert state.private_cards(P0) >= {"KC"} and "9H" not in state.private_cards(P0)
     assert state.observation(P1)["turned"] == "9H"
+
+
+# ---- sample bots ---------------------------------------------------------------------------
+
+
+def test_sample_bots_play_a_match_as_real_processes() -> None:
+    root = Path(__file__).resolve().parents[3] / "sample_bots" / "python"
+    bots = [
+        load_bot(root / "kozyr-boys-heuristic"),
+        load_bot(root / "kozyr-boys-random"),
+        BuiltinBot("greedy"),
+    ]
+    outcome = run_match(game(), bots, 8, sandbox=get_sandbox("none"))
+    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+    kinds = {step["action"]["type"] for step in outcome.replay["steps"] if step["seat"] == 0}
+    assert kinds == {"discard", "play"}

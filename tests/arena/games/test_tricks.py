@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -11,9 +12,12 @@ from hypothesis import strategies as st
 
 from arena import cards
 from arena.agents import greedy_agent, play_out, random_agent
+from arena.bots import load_bot
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError
 from arena.games.tricks import SvoiKozyriTricks, TricksState, deal_points
+from arena.runner import BuiltinBot, SeatStatus, run_match
+from sandbox import get_sandbox
 
 A, B, C, D = range(4)
 
@@ -385,3 +389,20 @@ def test_same_seed_and_actions_replay_the_same_match() -> None:
         second.apply_action(action)
     assert first.full_view() == second.full_view()
     assert first.result() == second.result()
+
+
+# ---- sample bots ---------------------------------------------------------------------------
+
+
+def test_sample_bots_play_a_match_as_real_processes() -> None:
+    root = Path(__file__).resolve().parents[3] / "sample_bots" / "python"
+    bots = [
+        load_bot(root / "svoi-kozyri-tricks-heuristic"),
+        load_bot(root / "svoi-kozyri-tricks-random"),
+        BuiltinBot("greedy"),
+    ]
+    outcome = run_match(game(3, target=8), bots, 5, sandbox=get_sandbox("none"))
+    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+    assert max(outcome.result.scores) >= 8
+    kinds = {step["action"]["type"] for step in outcome.replay["steps"] if step["seat"] == 0}
+    assert kinds == {"choose_trump", "play"}
