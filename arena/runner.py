@@ -16,7 +16,6 @@ turns are played with the default action, and it is ranked last.
 from __future__ import annotations
 
 import enum
-import hashlib
 import os
 import random
 import time
@@ -24,8 +23,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
-
-import orjson
 
 from arena import __version__
 from arena.agents import get_agent
@@ -49,12 +46,11 @@ from arena.protocol import (
     decode_bot_message,
     encode,
 )
+from arena.replay import Outcome, ReplayRecorder, SeatInfo, Step, apply_forfeits
 from sandbox.base import Limits, Sandbox, SandboxError
 
 JSON = dict[str, Any]
 
-REPLAY_FORMAT = "kozyri-arena-replay"
-REPLAY_VERSION = 1
 SHUTDOWN_GRACE_S = 0.5
 """How long bots get to exit on their own after ``shutdown`` before they are killed."""
 CRASH_GRACE_S = 0.2
@@ -113,30 +109,6 @@ Entrant = BotManifest | BuiltinBot
 
 
 @dataclass(frozen=True)
-class Step:
-    """One decision as the replay records it."""
-
-    seat: int
-    action: JSON
-    deal: int
-    time_ms: float | None
-    status: str
-    debug: str | None = None
-    stderr: str | None = None
-
-    def to_json(self) -> JSON:
-        return {
-            "seat": self.seat,
-            "action": self.action,
-            "deal": self.deal,
-            "time_ms": self.time_ms,
-            "status": self.status,
-            "debug": self.debug,
-            "stderr": self.stderr,
-        }
-
-
-@dataclass(frozen=True)
 class SeatReport:
     """How one seat fared: status, strikes, time and CPU used, its stderr log."""
 
@@ -167,7 +139,8 @@ class MatchOutcome:
         return len(self.replay["steps"])
 
 
-StepCallback = Callable[[Step, State], None]
+StepCallback = Callable[[State, Step], None]
+"""Called after each decision is applied, with the state and the step as the replay has it."""
 
 
 @dataclass
@@ -189,20 +162,6 @@ class _Seat:
     @property
     def live(self) -> bool:
         return self.conn is not None and not self.forfeited and not self.closed
-
-
-def apply_forfeits(result: Result, forfeited: Sequence[bool]) -> Result:
-    """``result`` with every forfeited seat sharing last place, the others keeping their order."""
-    if not any(forfeited):
-        return result
-    kept = [p for p, gone in zip(result.ranking, forfeited, strict=True) if not gone]
-    last = len(kept) + 1
-    ranking = tuple(
-        last if gone else 1 + sum(1 for q in kept if q < place)
-        for place, gone in zip(result.ranking, forfeited, strict=True)
-    )
-    detail = {**result.detail, "forfeited": [i for i, gone in enumerate(forfeited) if gone]}
-    return Result(ranking=ranking, scores=result.scores, detail=detail)
 
 
 def run_match(
@@ -271,7 +230,7 @@ class _Referee:
             _Seat(i, bot, tc.bank_s, rng=random.Random(f"{seed}:{i}")) for i, bot in enumerate(bots)
         ]
         self.state = game.new_state(seed)
-        self.steps: list[Step] = []
+        self.recorder = ReplayRecorder(game.config(), seed, [_seat_info(b) for b in bots])
         self.request_id = 0
 
     # --- start and stop -----------------------------------------------------------------------
@@ -360,9 +319,9 @@ class _Referee:
             seat = self.seats[state.current_player()]
             action, step = self._turn(seat, deal)
             state.apply_action(action)
-            self.steps.append(step)
+            self.recorder.steps.append(step)
             if on_step is not None:
-                on_step(step, state)
+                on_step(state, step)
             if state.is_terminal() or state.deal_index != deal:
                 self._broadcast_deal_end(deal)
         return self._outcome()
@@ -373,7 +332,7 @@ class _Referee:
         if not seat.live:
             action = self.state.default_action()
             wire = self.state.action_to_json(action)
-            return action, Step(seat.index, wire, deal, None, FORFEITED)
+            return action, _step(seat.index, wire, deal, None, FORFEITED)
         return self._bot_turn(seat, deal)
 
     def _builtin_turn(self, seat: _Seat, bot: BuiltinBot, deal: int) -> tuple[Action, Step]:
@@ -381,7 +340,7 @@ class _Referee:
         action = get_agent(bot.agent)(self.state, seat.rng)
         ms = (time.perf_counter() - started) * 1000
         wire = self.state.action_to_json(action)
-        return action, Step(seat.index, wire, deal, round(ms, 3), SeatStatus.OK)
+        return action, _step(seat.index, wire, deal, round(ms, 3), SeatStatus.OK)
 
     def _bot_turn(self, seat: _Seat, deal: int) -> tuple[Action, Step]:
         assert seat.conn is not None
@@ -412,8 +371,8 @@ class _Referee:
         if seat.conn.stderr_open:  # what the bot logged before answering is in the pipe now
             seat.conn.drain_stderr()
         excerpt = seat.conn.stderr.take_step_excerpt()
-        step = Step(seat.index, state.action_to_json(action), deal, round(elapsed * 1000, 3),
-                    status, debug, excerpt)  # fmt: skip
+        wire = state.action_to_json(action)
+        step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
         return action, step
 
     def _charge(self, seat: _Seat, elapsed: float) -> None:
@@ -505,7 +464,7 @@ class _Referee:
                 self._tell(seat, encode(end))
         self.close_all()
         return MatchOutcome(result, game_result, [self._report(s) for s in self.seats],
-                            self._replay(result))  # fmt: skip
+                            self._replay())  # fmt: skip
 
     def _report(self, seat: _Seat) -> SeatReport:
         conn = seat.conn
@@ -523,30 +482,40 @@ class _Referee:
             stderr=conn.stderr.text() if conn is not None else "",
         )
 
-    def _replay(self, result: Result) -> JSON:
-        final_view = orjson.dumps(self.state.full_view(), option=orjson.OPT_SORT_KEYS)
-        return {
-            "format": REPLAY_FORMAT,
-            "version": REPLAY_VERSION,
-            "engine": __version__,
-            "game": self.game.config(),
-            "seed": self.seed,
-            "seats": [_seat_json(s.entrant) for s in self.seats],
-            "steps": [step.to_json() for step in self.steps],
-            "result": result.to_json(),
-            "outcome": {
-                "status": [s.status.value for s in self.seats],
-                "forfeited": [s.forfeited for s in self.seats],
-                "strikes": [s.strikes for s in self.seats],
-            },
-            "final_hash": hashlib.sha256(final_view).hexdigest(),
-        }
+    def _replay(self) -> JSON:
+        outcome = Outcome(
+            status=[s.status.value for s in self.seats],
+            forfeited=[s.forfeited for s in self.seats],
+            strikes=[s.strikes for s in self.seats],
+        )
+        replay: JSON = {**self.recorder.finish(self.state, outcome)}
+        return replay
 
 
-def _seat_json(entrant: Entrant) -> JSON:
+def _seat_info(entrant: Entrant) -> SeatInfo:
     if isinstance(entrant, BuiltinBot):
-        return {"name": entrant.name, "kind": "builtin", "version": None}
-    return {"name": entrant.name, "kind": "bot", "version": entrant.version}
+        return SeatInfo(name=entrant.name, kind="builtin", version=__version__)
+    return SeatInfo(name=entrant.name, kind="bot", version=entrant.version)
+
+
+def _step(
+    seat: int,
+    action: JSON,
+    deal: int,
+    time_ms: float | None,
+    status: str,
+    debug: str | None = None,
+    stderr: str | None = None,
+) -> Step:
+    return Step(
+        seat=seat,
+        action=action,
+        deal=deal,
+        time_ms=time_ms,
+        status=str(status),
+        debug=debug,
+        stderr=stderr,
+    )
 
 
 def _resolve(

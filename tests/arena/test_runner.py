@@ -14,6 +14,7 @@ from arena.bots import BotManifest, load_bot
 from arena.games import make_game
 from arena.games.base import Result
 from arena.protocol import MAX_DEBUG_CHARS
+from arena.replay import verify
 from arena.runner import (
     FORFEITED,
     BuiltinBot,
@@ -106,6 +107,7 @@ def test_misbehaving_bot_is_policed_and_match_finishes(
         assert (ranked[0] == ranked[2]) == (played[0] == played[2])
         assert min(ranked[0], ranked[2]) == 1
     assert all(s.status is SeatStatus.OK for s in (outcome.seats[0], outcome.seats[2]))
+    assert verify(outcome.replay) == []  # type: ignore[arg-type]
     assert_no_processes(broken.path)
 
 
@@ -138,7 +140,7 @@ def test_stderr_flood_is_capped_and_never_blocks(greedy: BotManifest) -> None:
 def test_process_tree_is_killed_even_when_the_caller_raises(greedy: BotManifest) -> None:
     never = load_bot(BROKEN / "never-answers")
 
-    def explode(step: object, state: object) -> None:
+    def explode(state: object, step: object) -> None:
         raise RuntimeError("viewer crashed")
 
     game = make_game("svoi-kozyri", players=3, params={"deals": 1})
@@ -158,6 +160,7 @@ def test_sample_bots_play_full_matches(game: str) -> None:
     assert [s.status for s in outcome.seats] == [SeatStatus.OK] * players
     assert all(s.cpu_s is not None and s.cpu_s > 0 for s in outcome.seats)
     assert outcome.replay["steps"] and outcome.replay["result"]["ranking"]
+    assert verify(outcome.replay) == []  # type: ignore[arg-type]
     if game == "challenge":
         heuristic_vs_greedy = play(bots[1:], game=game, deals=2)
         assert heuristic_vs_greedy.seats[1].status is SeatStatus.OK
