@@ -246,6 +246,7 @@ class KozyrBoysState(State):
     scores: list[int] = field(default_factory=list)
     deals: list[DealRecord] = field(default_factory=list)
     history: list[JSON] = field(default_factory=list)
+    legal_cache: list[Action] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.scores = [0] * PLAYERS
@@ -362,6 +363,11 @@ class KozyrBoysState(State):
         return discard_pairs(self.hands[self.dealer], self.trumps, rule)
 
     def legal_actions(self) -> list[Action]:
+        if self.legal_cache is None:
+            self.legal_cache = self._compute_legal()
+        return list(self.legal_cache)
+
+    def _compute_legal(self) -> list[Action]:
         if self.phase == DISCARD_PHASE:
             return sorted(DISCARD + 64 * low + high for low, high in self.legal_pairs())
         if self.phase == PLAY_PHASE:
@@ -371,6 +377,7 @@ class KozyrBoysState(State):
     def apply_action(self, action: Action) -> None:
         if action not in self.legal_actions():
             raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
+        self.legal_cache = None
         if action >= DISCARD:
             self._discard(divmod(action - DISCARD, 64))
         else:

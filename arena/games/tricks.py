@@ -162,6 +162,7 @@ class TricksState(State):
     scores: list[int] = field(default_factory=list)
     last_deal: DealRecord | None = None
     history: list[JSON] = field(default_factory=list)
+    legal_cache: list[Action] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.scores = [0] * self.game.players
@@ -320,6 +321,11 @@ class TricksState(State):
         return self.deal_no
 
     def legal_actions(self) -> list[Action]:
+        if self.legal_cache is None:
+            self.legal_cache = self._compute_legal()
+        return list(self.legal_cache)
+
+    def _compute_legal(self) -> list[Action]:
         if self.phase == CHOOSE_PHASE:
             return [CHOOSE + suit for suit in range(4)]
         if self.phase == PLAY_PHASE:
@@ -329,6 +335,7 @@ class TricksState(State):
     def apply_action(self, action: Action) -> None:
         if action not in self.legal_actions():
             raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
+        self.legal_cache = None
         if action >= CHOOSE:
             self._choose(action - CHOOSE)
         else:
