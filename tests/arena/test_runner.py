@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from arena.bots import BotManifest, load_bot
+from arena.cli.main import main
 from arena.games import make_game
 from arena.games.base import Result
 from arena.protocol import MAX_DEBUG_CHARS
-from arena.replay import verify
+from arena.replay import read_replay, verify
 from arena.runner import (
     FORFEITED,
     BuiltinBot,
@@ -275,3 +276,20 @@ def test_apply_forfeits_ranks_forfeited_seats_last() -> None:
     assert apply_forfeits(result, [True, False, False, False]).ranking == (4, 1, 1, 3)
     assert apply_forfeits(result, [False, False, True, True]).ranking == (1, 2, 3, 3)
     assert apply_forfeits(result, [False] * 4) == result
+
+
+def test_arena_match_command_plays_and_saves_a_replay(tmp_path: Path) -> None:
+    replay = tmp_path / "m.json"
+    bots = [str(SAMPLES / "python" / f"svoi-kozyri-{k}") for k in ("greedy", "heuristic")]
+    argv = ["match", "svoi-kozyri", *bots, "builtin:random", "--seed", "4", "--deals", "1"]
+    argv += ["--sandbox", "none", "--replay", str(replay), "--quiet"]
+    assert main(argv) == 0
+    saved = read_replay(replay)
+    assert saved["seed"] == 4 and len(saved["seats"]) == 3
+    assert [s["kind"] for s in saved["seats"]] == ["bot", "bot", "builtin"]
+    assert verify(saved) == []
+
+
+def test_arena_match_refuses_bad_input(tmp_path: Path) -> None:
+    assert main(["match", "svoi-kozyri", str(tmp_path), "--sandbox", "none"]) == 2
+    assert main(["match", "svoi-kozyri", "builtin:genius", "--sandbox", "none"]) == 2
