@@ -293,3 +293,37 @@ def test_arena_match_command_plays_and_saves_a_replay(tmp_path: Path) -> None:
 def test_arena_match_refuses_bad_input(tmp_path: Path) -> None:
     assert main(["match", "svoi-kozyri", str(tmp_path), "--sandbox", "none"]) == 2
     assert main(["match", "svoi-kozyri", "builtin:genius", "--sandbox", "none"]) == 2
+
+
+def processes_running(marker: bytes) -> list[int]:
+    """Pids of live processes whose command line contains ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return [pid for pid in found if pid != os.getpid()]
+
+
+@pytest.mark.bwrap
+def test_bots_play_and_die_under_bubblewrap(greedy: BotManifest) -> None:
+    from sandbox import SandboxUnavailable
+
+    try:
+        sandbox = get_sandbox("bwrap")
+    except (SandboxUnavailable, ImportError) as exc:
+        pytest.skip(f"bubblewrap unavailable: {exc}")
+    bots: list[BotManifest | BuiltinBot] = [greedy, load_bot(BROKEN / "never-answers")]
+    if NODE is not None:
+        bots.append(load_bot(SAMPLES / "js" / "svoi-kozyri-greedy"))
+    game = make_game("svoi-kozyri", players=len(bots), params={"deals": 1})
+    outcome = run_match(game, bots, 2, sandbox=sandbox, time_control=QUICK)
+    assert [s.status for s in outcome.seats] == [
+        SeatStatus.OK, SeatStatus.TIMEOUT, *[SeatStatus.OK] * (len(bots) - 2)
+    ]  # fmt: skip
+    deadline = time.monotonic() + 2.0
+    while processes_running(b"time.sleep(600)") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_running(b"time.sleep(600)") == []
