@@ -38,7 +38,18 @@ class Case:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-CASES = (Case("svoi-kozyri", "svoi-kozyri", 4, "crazy_eights", {"players": 4}),)
+CASES = (
+    Case("svoi-kozyri", "svoi-kozyri", 4, "crazy_eights", {"players": 4}),
+    # 36 cards as ours; 8 tricks, since oh_hell turns a trump card from what is left undealt.
+    Case(
+        "svoi-kozyri-tricks",
+        "svoi-kozyri-tricks",
+        4,
+        "oh_hell",
+        {"players": 4, "num_cards_per_suit": 9, "num_tricks_fixed": 8},
+    ),
+    Case("kozyr-boys", "kozyr-boys", 3, "skat", {}),
+)
 """Add a row to compare another game."""
 
 

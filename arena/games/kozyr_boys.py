@@ -88,9 +88,22 @@ def left_bower_suit(trump: Suit) -> Suit:
 
 @dataclass(frozen=True)
 class Trumps:
-    """The trump suit of a deal and what it makes of each card."""
+    """The trump suit of a deal and what it makes of each card.
+
+    ``suits[card]`` is the suit the card counts as (the left bower's is the trump suit); the
+    tables are built once per deal because play asks these questions for every card.
+    """
 
     suit: Suit
+    suits: tuple[Suit, ...] = field(init=False, repr=False, compare=False)
+    values: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        left = cards.make(JACK, left_bower_suit(self.suit))
+        suits = tuple(self.suit if c == left else c >> 4 for c in range(64))
+        object.__setattr__(self, "suits", suits)
+        values = tuple(self._card_points(c) for c in range(64))
+        object.__setattr__(self, "values", values)
 
     @property
     def right(self) -> Card:
@@ -102,7 +115,7 @@ class Trumps:
 
     def suit_of(self, card: Card) -> Suit:
         """The suit a card counts as: the left bower belongs to the trump suit."""
-        return self.suit if card == self.left else cards.suit_of(card)
+        return self.suits[card]
 
     def is_trump(self, card: Card) -> bool:
         return self.suit_of(card) == self.suit
@@ -119,6 +132,10 @@ class Trumps:
         return PLAIN_ORDER[cards.rank_of(card)]
 
     def points(self, card: Card) -> int:
+        """The card points of ``card``."""
+        return self.values[card]
+
+    def _card_points(self, card: Card) -> int:
         if self.is_bower(card):
             return BOWER_POINTS
         return POINTS.get(cards.rank_of(card), 0)
@@ -134,9 +151,9 @@ class Trumps:
         """Follow the led suit; else play a trump; else anything."""
         if led is None:
             return sorted(hand)
-        follow = [c for c in hand if self.suit_of(c) == self.suit_of(led)]
-        trumps = [c for c in hand if self.is_trump(c)]
-        return sorted(follow or trumps or hand)
+        suits, want = self.suits, self.suits[led]
+        follow = [c for c in hand if suits[c] == want]
+        return sorted(follow or [c for c in hand if suits[c] == self.suit] or hand)
 
     def low_key(self, card: Card) -> tuple[int, int, int, int]:
         """Order for "the lowest card": points, then non-trumps first, then rank, then suit."""
