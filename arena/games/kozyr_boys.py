@@ -23,14 +23,14 @@ from arena.games.base import (
     GameSpec,
     IllegalActionError,
     Param,
-    Result,
     State,
     deal_rng,
-    ranking_from_scores,
 )
 from arena.games.tricktaking import (
+    OVER,
     Play,
     Trick,
+    TrickTakingState,
     hand_strs,
     next_seat,
     parse_card_action,
@@ -53,7 +53,7 @@ BOWER_POINTS = 12
 PLAIN_ORDER = {ACE: 8, TEN: 7, 13: 6, 12: 5, JACK: 4, 9: 3, 8: 2, 7: 1}
 """Rank order of a plain suit (and of the trump suit below the bowers): A T K Q J 9 8 7."""
 
-DISCARD_PHASE, PLAY_PHASE, OVER = "discard", "play", "over"
+DISCARD_PHASE, PLAY_PHASE = "discard", "play"
 DISCARD_RULES = ("seed", "no_aces_bowers", "one_ten")
 
 SPEC = GameSpec(
@@ -243,7 +243,7 @@ class DealRecord:
 
 
 @dataclass
-class KozyrBoysState(State):
+class KozyrBoysState(TrickTakingState):
     """One match of Kozyr Boys in progress."""
 
     game: KozyrBoys
@@ -330,12 +330,6 @@ class KozyrBoysState(State):
 
     # ---- scoring ---------------------------------------------------------------------------
 
-    def tricks_won(self) -> list[int]:
-        won = [0] * PLAYERS
-        for t in self.tricks:
-            won[t.winner] += 1  # type: ignore[index]
-        return won
-
     def card_points(self) -> list[int]:
         """Card points taken in tricks so far this deal, per seat (public: tricks are face up)."""
         taken = [0] * PLAYERS
@@ -365,24 +359,9 @@ class KozyrBoysState(State):
 
     # ---- the State API ----------------------------------------------------------------------
 
-    def current_player(self) -> int:
-        return self.to_move
-
-    def is_terminal(self) -> bool:
-        return self.phase == OVER
-
-    @property
-    def deal_index(self) -> int:
-        return self.deal_no
-
     def legal_pairs(self) -> list[tuple[Card, Card]]:
         rule = self.game.params["discard_rule"]
         return discard_pairs(self.hands[self.dealer], self.trumps, rule)
-
-    def legal_actions(self) -> list[Action]:
-        if self.legal_cache is None:
-            self.legal_cache = self._compute_legal()
-        return list(self.legal_cache)
 
     def _compute_legal(self) -> list[Action]:
         if self.phase == DISCARD_PHASE:
@@ -391,21 +370,14 @@ class KozyrBoysState(State):
             return self.legal_cards()
         return []
 
-    def apply_action(self, action: Action) -> None:
-        if action not in self.legal_actions():
-            raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
-        self.legal_cache = None
+    def _apply(self, action: Action) -> None:
         if action >= DISCARD:
             self._discard(divmod(action - DISCARD, 64))
         else:
             self._play(action)
 
-    def result(self) -> Result:
-        if not self.is_terminal():
-            raise ValueError("the match is not over")
-        scores = tuple(float(s) for s in self.scores)
-        detail: JSON = {"deals": [d.to_json() for d in self.deals]}
-        return Result(ranking_from_scores(scores), scores, detail)
+    def _result_detail(self) -> JSON:
+        return {"deals": [d.to_json() for d in self.deals]}
 
     def action_to_json(self, action: Action) -> JSON:
         if action >= DISCARD:

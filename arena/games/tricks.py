@@ -23,14 +23,14 @@ from arena.games.base import (
     GameSpec,
     IllegalActionError,
     Param,
-    Result,
     State,
     deal_rng,
-    ranking_from_scores,
 )
 from arena.games.tricktaking import (
+    OVER,
     Play,
     Trick,
+    TrickTakingState,
     hand_strs,
     next_seat,
     parse_card_action,
@@ -42,7 +42,7 @@ PACK_SIZE = 36
 CHOOSE = 64
 """Action ``CHOOSE + suit`` chooses a trump suit; actions below it play the card of that number."""
 
-CHOOSE_PHASE, PLAY_PHASE, OVER = "choose", "play", "over"
+CHOOSE_PHASE, PLAY_PHASE = "choose", "play"
 
 SPEC = GameSpec(
     name="svoi-kozyri-tricks",
@@ -142,7 +142,7 @@ class DealRecord:
 
 
 @dataclass
-class TricksState(State):
+class TricksState(TrickTakingState):
     """One match of Svoi Kozyri tricks in progress."""
 
     game: SvoiKozyriTricks
@@ -279,13 +279,6 @@ class TricksState(State):
 
     # ---- scoring ---------------------------------------------------------------------------
 
-    def tricks_won(self) -> list[int]:
-        """Tricks taken in the current deal, per seat."""
-        won = [0] * self.players
-        for t in self.tricks:
-            won[t.winner] += 1  # type: ignore[index]
-        return won
-
     def _finish_deal(self) -> None:
         won = self.tricks_won()
         points = deal_points(won, self.game.units())
@@ -310,21 +303,6 @@ class TricksState(State):
 
     # ---- the State API ----------------------------------------------------------------------
 
-    def current_player(self) -> int:
-        return self.to_move
-
-    def is_terminal(self) -> bool:
-        return self.phase == OVER
-
-    @property
-    def deal_index(self) -> int:
-        return self.deal_no
-
-    def legal_actions(self) -> list[Action]:
-        if self.legal_cache is None:
-            self.legal_cache = self._compute_legal()
-        return list(self.legal_cache)
-
     def _compute_legal(self) -> list[Action]:
         if self.phase == CHOOSE_PHASE:
             return [CHOOSE + suit for suit in range(4)]
@@ -332,21 +310,14 @@ class TricksState(State):
             return sorted(self.legal_cards(self.to_move))
         return []
 
-    def apply_action(self, action: Action) -> None:
-        if action not in self.legal_actions():
-            raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
-        self.legal_cache = None
+    def _apply(self, action: Action) -> None:
         if action >= CHOOSE:
             self._choose(action - CHOOSE)
         else:
             self._play(action)
 
-    def result(self) -> Result:
-        if not self.is_terminal():
-            raise ValueError("the match is not over")
-        scores = tuple(float(s) for s in self.scores)
-        detail: JSON = {"deals": self.deal_no + 1, "target": self.game.params["target"]}
-        return Result(ranking_from_scores(scores), scores, detail)
+    def _result_detail(self) -> JSON:
+        return {"deals": self.deal_no + 1, "target": self.game.params["target"]}
 
     def action_to_json(self, action: Action) -> JSON:
         if action >= CHOOSE:

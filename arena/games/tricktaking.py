@@ -7,15 +7,26 @@ decide who wins a trick and what a card is worth; this module only keeps the boo
 from __future__ import annotations
 
 import random
+from abc import abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena import cards
 from arena.cards import Card
-from arena.games.base import IllegalActionError
+from arena.games.base import (
+    JSON,
+    TERMINAL,
+    Action,
+    IllegalActionError,
+    Result,
+    State,
+    ranking_from_scores,
+)
 
 PLAY = "play"
+OVER = "over"
+"""The phase of a finished match."""
 
 
 @dataclass
@@ -76,3 +87,65 @@ def parse_card_action(obj: Any) -> Card:
         return cards.parse(obj.get("card"))  # type: ignore[arg-type]
     except cards.CardError as err:
         raise IllegalActionError(str(err)) from None
+
+
+class TrickTakingState(State):
+    """The plumbing the trick-taking states share: the phase, the seat to act, the deal number,
+    the tricks of the deal, match scores and a legal-action cache. Subclasses are dataclasses
+    that declare these attributes and implement ``_compute_legal`` and ``_apply``."""
+
+    phase: str
+    to_move: int
+    deal_no: int
+    tricks: list[Trick]
+    scores: list[int]
+    legal_cache: list[Action] | None
+
+    @abstractmethod
+    def _compute_legal(self) -> list[Action]:
+        """The legal actions of the seat to act (ascending)."""
+
+    @abstractmethod
+    def _apply(self, action: Action) -> None:
+        """Play a legal ``action`` for the seat to act."""
+
+    @abstractmethod
+    def _result_detail(self) -> JSON:
+        """Game-specific facts for ``Result.detail``."""
+
+    def current_player(self) -> int:
+        return TERMINAL if self.phase == OVER else self.to_move
+
+    def is_terminal(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def deal_index(self) -> int:
+        return self.deal_no
+
+    def legal_actions(self) -> list[Action]:
+        if self.phase == OVER:
+            return []
+        if self.legal_cache is None:
+            self.legal_cache = self._compute_legal()
+        return list(self.legal_cache)
+
+    def apply_action(self, action: Action) -> None:
+        if action not in self.legal_actions():
+            raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
+        self.legal_cache = None
+        self._apply(action)
+
+    def tricks_won(self) -> list[int]:
+        """Tricks taken in the current deal, per seat."""
+        won = [0] * self.game.players
+        for t in self.tricks:
+            if t.winner is not None:
+                won[t.winner] += 1
+        return won
+
+    def result(self) -> Result:
+        if not self.is_terminal():
+            raise ValueError("the match is not over")
+        scores = tuple(float(s) for s in self.scores)
+        return Result(ranking_from_scores(scores), scores, self._result_detail())
