@@ -49,6 +49,27 @@ CASES = (
         {"players": 4, "num_cards_per_suit": 9, "num_tricks_fixed": 8},
     ),
     Case("kozyr-boys", "kozyr-boys", 3, "skat", {}),
+    # One betting round over three hole cards from a 36-card pack, antes of 10, raises of 10.
+    Case(
+        "svara",
+        "svara",
+        3,
+        "universal_poker",
+        {
+            "numPlayers": 3,
+            "numRounds": 1,
+            "numSuits": 4,
+            "numRanks": 9,
+            "numHoleCards": 3,
+            "numBoardCards": "0",
+            "betting": "limit",
+            "blind": "10 10 10",
+            "raiseSize": "10",
+            "maxRaises": "9",
+            "firstPlayer": "1",
+            "stack": "2000 2000 2000",
+        },
+    ),
 )
 """Add a row to compare another game."""
 
