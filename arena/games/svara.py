@@ -46,6 +46,8 @@ _SIMPLE_NAMES = {v: k for k, v in _SIMPLE.items()}
 
 
 class Phase(StrEnum):
+    """Where a deal stands: the dark chain, open betting, a svara decision, or the match over."""
+
     DARK = "dark"
     OPEN = "open"
     SVARA = "svara"
@@ -71,7 +73,7 @@ SPEC = GameSpec(
     max_players=6,
     default_players=3,
     params=(
-        Param("deals", 100, "deals in a match (a svara replay belongs to its deal)", minimum=1),
+        Param("deals", 100, "deals in a match (a svara's new deal is part of its deal)", minimum=1),
         Param("ante", 10, "the ante, which is also the minimum stake", minimum=2),
         Param("max_stake", 100, "the highest stake", minimum=2, maximum=MAX_STAKE_LIMIT),
         Param(
@@ -139,9 +141,8 @@ class Svara(Game):
             jokers = [cards.parse(j) for j in raw]
         except cards.CardError as exc:
             raise ConfigError(str(exc)) from None
-        if len(set(jokers)) != len(jokers) or not set(jokers) <= set(
-            cards.pack(self.params["pack"])
-        ):
+        in_pack = set(jokers) <= set(cards.pack(self.params["pack"]))
+        if len(set(jokers)) != len(jokers) or not in_pack:
             raise ConfigError("jokers must be distinct cards of the pack")
         return jokers
 
