@@ -327,6 +327,25 @@ def test_svara_join_and_decline_go_clockwise_from_the_dealers_left() -> None:
     assert state.full_view()["hands"][2] == []
 
 
+def test_a_seat_that_sat_out_may_join_the_next_svara() -> None:
+    state = new_match(4)
+    state.rig_deal(TIED, dealer=1)
+    play_to_a_tie(state)
+    act(state, {"type": "decline"}, {"type": "join"})
+    play_to_a_tie(state)
+    assert state.phase == Phase.SVARA and state.current_player() == 2
+    assert state.observation(2)["join_price"] == state.pot // 2
+
+
+def test_an_automatic_showdown_can_end_in_a_svara() -> None:
+    state = new_match(2, showdown_rounds=1)
+    state.rig_deal(TIED[:2], dealer=0)
+    act(state, LOOK_J, CALL_J, CALL_J)
+    assert state.phase == Phase.DARK and state.pot == 40
+    showdown = state.observation(None)["earlier_rounds"][0][-2]
+    assert showdown["auto"] is True and showdown["winners"] == [0, 1]
+
+
 def test_join_price_is_fixed_at_the_moment_of_the_tie() -> None:
     state = new_match(4)
     state.rig_deal(TIED, dealer=1)
