@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -21,10 +22,19 @@ from rich.text import Text
 from arena.cards import SUIT_SYMBOLS, SUITS
 
 JSON = dict[str, Any]
-Hook = Callable[[JSON], list[RenderableType]]
 
-HOOKS: dict[str, Hook] = {}
-"""Per-game extras: ``HOOKS[game](view)`` returns renderables drawn under the seat table."""
+
+@dataclass(frozen=True)
+class TableHook:
+    """A game's own touches: ``lines(view)`` is drawn under the seat table, in place of the
+    generic lines of the view keys listed in ``keys``."""
+
+    lines: Callable[[JSON], list[RenderableType]]
+    keys: frozenset[str] = frozenset()
+
+
+HOOKS: dict[str, TableHook] = {}
+"""Per-game touches, by game name (the trick-taking games register theirs below)."""
 
 SHARED_KEYS = frozenset(
     {"game", "deal", "dealer", "to_move", "hands", "hand", "hand_counts", "trumps", "scores",
@@ -223,9 +233,9 @@ def header(view: JSON, names: Sequence[str] | None) -> Text:
     return Text(" · ").join(parts)
 
 
-def zone_lines(view: JSON, players: int) -> list[RenderableType]:
+def zone_lines(view: JSON, players: int, handled: frozenset[str]) -> list[RenderableType]:
     """Lines for the non-shared, non-per-seat keys: piles, tricks, talons and the like."""
-    skip = SHARED_KEYS | QUIET_KEYS | set(per_seat_keys(view, players))
+    skip = SHARED_KEYS | QUIET_KEYS | handled | set(per_seat_keys(view, players))
     lines: list[RenderableType] = []
     trumps = view.get("trumps")
     if trumps is not None and not isinstance(trumps, list):
@@ -254,11 +264,11 @@ def render_table(
     events: int = 6,
 ) -> Panel:
     """The card table for a ``full_view()`` or an ``observation(viewer)``."""
-    parts: list[RenderableType] = [seat_table(view, names, viewer)]
-    parts.extend(zone_lines(view, player_count(view)))
     hook = HOOKS.get(str(view.get("game")))
+    parts: list[RenderableType] = [seat_table(view, names, viewer)]
+    parts.extend(zone_lines(view, player_count(view), hook.keys if hook else frozenset()))
     if hook:
-        parts.extend(hook(view))
+        parts.extend(hook.lines(view))
     parts.extend(history_lines(view, names, events))
     return Panel(Group(*parts), title=header(view, names), title_align="left", expand=False)
 
@@ -273,3 +283,41 @@ def render_result(result: JSON, names: Sequence[str] | None = None) -> Table:
         score = scores[seat] if seat < len(scores) else None
         table.add_row(str(ranking[seat]), seat_label(seat, names), value_text(score))
     return table
+
+
+# --- per-game touches ---------------------------------------------------------------------------
+
+
+def trick_text(trick: JSON) -> Text:
+    """``P0 6♥  P1 K♥*  → P1``: each seat's card (``*`` marks a trump), then the winner if known."""
+    plays = []
+    for play in trick.get("cards") or []:
+        card = play.get("card")
+        shown = card_text(card) if is_card(card) else Text("?")
+        plays.append(
+            Text(f"P{play.get('seat')} ").append(shown).append("*" if play.get("trump") else "")
+        )
+    text = Text("  ").join(plays) if plays else Text("—", style="dim")
+    if trick.get("winner") is not None:
+        text.append(f"  → P{trick['winner']}", style="yellow")
+    return text
+
+
+def trick_lines(view: JSON) -> list[RenderableType]:
+    """The trick in play and the last trick taken."""
+    lines: list[RenderableType] = []
+    trick = view.get("trick")
+    if isinstance(trick, dict):
+        leader = trick.get("leader")
+        label = "trick" if leader is None else f"trick (led by P{leader})"
+        lines.append(Text(f"{label}: ", style="dim").append(trick_text(trick)))
+    tricks = view.get("tricks")
+    if isinstance(tricks, list) and tricks and isinstance(tricks[-1], dict):
+        lines.append(
+            Text(f"last of {len(tricks)} tricks: ", style="dim").append(trick_text(tricks[-1]))
+        )
+    return lines
+
+
+for _game in ("svoi-kozyri-tricks", "kozyr-boys"):
+    HOOKS[_game] = TableHook(trick_lines, frozenset({"trick", "tricks"}))

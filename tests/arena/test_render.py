@@ -78,12 +78,29 @@ def test_per_seat_values_become_columns_and_the_rest_lines() -> None:
     assert "last 2 of 9 events" in shown and shown.count("P1 lead 7♠") == 2
 
 
-def test_game_hooks_add_lines() -> None:
-    view: JSON = {"game": "demo-hook", "hands": [[], []]}
+def test_game_hooks_add_lines_and_replace_generic_ones() -> None:
+    view: JSON = {"game": "demo-hook", "hands": [[], []], "pot": 70}
+    hook = render.TableHook(lambda v: [f"{len(v['hands'])} hands"], frozenset({"pot"}))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(render.HOOKS, "demo-hook", lambda v: [f"{len(v['hands'])} hands"])
-        assert "2 hands" in text_of(render_table(view))
-    assert "2 hands" not in text_of(render_table(view))
+        patch.setitem(render.HOOKS, "demo-hook", hook)
+        shown = text_of(render_table(view))
+        assert "2 hands" in shown and "pot" not in shown
+    shown = text_of(render_table(view))
+    assert "2 hands" not in shown and "pot: 70" in shown
+
+
+def test_tricks_show_who_played_what() -> None:
+    played = [{"seat": 2, "card": "7S", "trump": True}, {"seat": 0, "card": "9H", "trump": False}]
+    view: JSON = {
+        "game": "kozyr-boys",
+        "hands": [["AS"], ["KH"], []],
+        "trick": {"leader": 2, "cards": played, "winner": None},
+        "tricks": [{"leader": 0, "cards": played[::-1], "winner": 2}],
+    }
+    shown = text_of(render_table(view))
+    assert "trick (led by P2): P2 7♠*  P0 9♥" in shown
+    assert "last of 1 tricks: P0 9♥  P2 7♠*  → P2" in shown
+    assert "leader=" not in shown
 
 
 def test_result_lists_best_first() -> None:
