@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from arena import __version__, matchmaking
-from arena.bots import load_bot
+from arena.bots import BotManifest, load_bot
 from arena.games import make_game
 from arena.ratings import Rating, display, rate_table
 from arena.replay import check_replay, write_replay
@@ -274,14 +274,22 @@ class Tournament:
     def players(self) -> int:
         return make_game(**_game_config(self.spec)).players
 
-    def check(self) -> None:
-        """Raise ``ValueError``/``GameError`` if the game or the number of bots cannot work."""
+    def check(self) -> list[str]:
+        """Raise ``ValueError``/``GameError``/``SandboxError`` if the tournament cannot be played;
+        return warnings (bots whose manifest does not list the game)."""
+        get_sandbox(self.spec.sandbox)
         players = self.players
         if len(self.spec.bots) < players:
             raise ValueError(
                 f"{len(self.spec.bots)} bots cannot fill a table of {players}; "
                 "repeat a bot folder to seat copies, or pass --players"
             )
+        entrants = [_load_entrant(source) for source in self.spec.bots]
+        return [
+            f"{bot.name} does not list {self.spec.game} in its bot.toml"
+            for bot in entrants
+            if isinstance(bot, BotManifest) and not bot.plays(self.spec.game)
+        ]
 
     def total_matches(self) -> int:
         """How many matches will be played in all."""

@@ -22,7 +22,7 @@ from arena.tournament import (
     entry_names,
     load_summary,
 )
-from sandbox import BACKENDS, default_sandbox_name
+from sandbox import BACKENDS, SandboxError, default_sandbox_name
 
 ERROR_COLUMNS = tuple(str(s) for s in SeatStatus if s is not SeatStatus.OK)
 
@@ -65,10 +65,12 @@ def run(args: argparse.Namespace) -> int:
         spec = _spec(args)
         out = out or Path("tournaments") / f"{spec.game}-{spec.seed}"
         tournament = Tournament(spec, entry_names(spec.bots), out, jobs=max(1, args.jobs))
-        tournament.check()
-    except (ValueError, GameError) as exc:
+        warnings = tournament.check()
+    except (ValueError, GameError, SandboxError) as exc:
         err.print(f"[red]error:[/] {exc}")
         return 2
+    for warning in warnings:
+        err.print(f"[yellow]warning:[/] {warning}")
     out.mkdir(parents=True, exist_ok=True)
     rows = _play(tournament, err)
     console = Console()

@@ -224,3 +224,10 @@ def test_cli_refuses_too_few_bots_for_the_table(tmp_path: Path) -> None:
     code = main(["tournament", "svoi-kozyri", bot, bot, "--players", "4", "--sandbox", "none"])
     assert code == 2
     assert main(["tournament", "challenge", "--sandbox", "none"]) == 2
+
+
+def test_check_warns_about_bots_that_do_not_list_the_game() -> None:
+    bots = (str(SAMPLES / "python" / "challenge-random"), "builtin:random")
+    s = spec(game="svoi-kozyri", bots=bots, players=2)
+    warnings = Tournament(s, entry_names(s.bots), None).check()
+    assert warnings == ["challenge-random does not list svoi-kozyri in its bot.toml"]
