@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.text import Text
 
 from arena.games.base import JSON
-from arena.render import action_text, render_result, render_table, seat_label
-from arena.replay import Replay, ReplayError, Step, read_replay, states
+from arena.render import action_text, event_text, render_result, render_table, seat_label
+from arena.replay import Replay, ReplayError, read_replay, states
 
 HELP = "Enter/n next · p previous · NUMBER jump to step · q quit"
 
@@ -49,22 +49,40 @@ class Viewer:
     def show(self, index: int) -> None:
         self.console.rule(f"step {index} / {self.last}")
         if index:
-            self.show_step(self.replay["steps"][index - 1])
+            self.show_step(index)
         self.console.print(render_table(self.views[index], self.names, viewer=self.seat))
         if index == self.last:
             self.console.print(render_result(self.replay["result"], self.names))
 
-    def show_step(self, step: Step) -> None:
-        who = seat_label(step["seat"], self.names)
-        timing = f"{step['time_ms']:.1f} ms" if step.get("time_ms") is not None else "untimed"
+    def show_step(self, index: int) -> None:
+        """The decision that led to view ``index``, as far as the viewing seat may know it."""
+        step = self.replay["steps"][index - 1]
+        own = self.seat is None or self.seat == step["seat"]
+        line = Text(f"{seat_label(step['seat'], self.names)}: ")
+        line.append(action_text(step["action"]) if own else self.public_events(index, step["seat"]))
         status = step.get("status", "ok")
-        line = Text(f"{who}: ").append(action_text(step["action"]))
-        line.append(f"  ({timing}, {status})", style="dim" if status == "ok" else "red")
+        if own:
+            timing = f"{step['time_ms']:.1f} ms" if step.get("time_ms") is not None else "untimed"
+            line.append(f"  ({timing}, {status})", style="dim" if status == "ok" else "red")
         self.console.print(line)
-        if self.seat is None or self.seat == step["seat"]:
+        if own:
             for key in ("debug", "stderr"):
                 if step.get(key):
                     self.console.print(Text(f"{key}: ", style="dim").append(str(step[key])))
+
+    def public_events(self, index: int, actor: int) -> Text:
+        """What another seat's decision showed: the history events it added (its action itself
+        may hold a secret, such as a chosen trump)."""
+        before, after = self.views[index - 1].get("history"), self.views[index].get("history")
+        if not isinstance(before, list) or not isinstance(after, list):
+            return Text("(acted)", style="dim")
+        added = after[len(before) :] if after[: len(before)] == before else after
+        shown = [
+            event_text({k: v for k, v in e.items() if (k, v) != ("seat", actor)}, self.names)
+            for e in added
+            if isinstance(e, dict)
+        ]
+        return Text("; ").join(shown) if shown else Text("(acted)", style="dim")
 
 
 def next_index(command: str, index: int, last: int) -> int | None:

@@ -164,3 +164,30 @@ def test_console_script_plays_and_verifies(tmp_path: Path) -> None:
         [ARENA, "games", "--json"], capture_output=True, timeout=60, check=True
     )
     assert "svoi-kozyri" in orjson.loads(listing.stdout)
+
+
+def test_replay_from_a_seat_hides_other_seats_secret_choices(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "tricks.json"
+    main(
+        [
+            "play",
+            "svoi-kozyri-tricks",
+            "--seed",
+            "3",
+            "--param",
+            "max_deals=2",
+            "--quiet",
+            "--replay",
+            str(path),
+        ]
+    )
+    chosen = [s for s in read_replay(path)["steps"] if s["action"]["type"] == "choose_trump"]
+    assert chosen and all("suit" in s["action"] for s in chosen)
+    capsys.readouterr()
+    main(["replay", str(path), "--seat", "0", "--no-interactive"])
+    seat_view = capsys.readouterr().out
+    assert "P0 greedy: choose_trump suit=" in seat_view
+    assert "P1 greedy: choose_trump\n" in seat_view
+    assert "P1 greedy: choose_trump suit=" not in seat_view
+    main(["replay", str(path), "--no-interactive"])
+    assert "P1 greedy: choose_trump suit=" in capsys.readouterr().out
