@@ -224,3 +224,18 @@ def test_untimed_recording_is_byte_stable(toy: str) -> None:
     )
     assert orjson.dumps(first) == orjson.dumps(second)
     assert all(step["time_ms"] is None for step in first["steps"])
+
+
+def test_recorded_and_golden_replays_match_the_documented_schema(replay: Replay) -> None:
+    from jsonschema import Draft202012Validator
+
+    root = Path(__file__).resolve().parents[2]
+    schema = orjson.loads((root / "docs" / "schemas" / "replay.json").read_bytes())
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    validator.validate(orjson.loads(orjson.dumps(replay)))
+    for path in sorted((root / "tests" / "golden").glob("*.json")):
+        validator.validate(orjson.loads(path.read_bytes()))
+    broken = orjson.loads(orjson.dumps(replay))
+    broken["steps"][0]["status"] = "sleepy"
+    assert not validator.is_valid(broken)
