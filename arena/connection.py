@@ -96,6 +96,8 @@ class Connection:
         self.lines: deque[bytes] = deque()
         self.stdout_open = True
         self.stderr_open = True
+        self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
+        self._poll_size = 0
         for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
             _set_nonblocking(fd)
 
@@ -103,16 +105,23 @@ class Connection:
 
     def send(self, data: bytes, deadline: float | None) -> bool:
         """Write all of ``data`` by ``deadline``; False if the bot is gone or never reads."""
-        view = memoryview(data)
+        try:
+            written = os.write(self.process.stdin_fd, data)
+        except BlockingIOError:
+            written = 0
+        except OSError:  # EPIPE and friends: the bot has closed its stdin or died
+            return False
+        if written == len(data):  # the usual case: the pipe had room for all of it
+            return True
+        view = memoryview(data)[written:]
         while view:
+            if not self._wait_writable(deadline):
+                return False
             try:
                 view = view[os.write(self.process.stdin_fd, view) :]
-                continue
             except BlockingIOError:
                 pass
-            except OSError:  # EPIPE and friends: the bot has closed its stdin or died
-                return False
-            if not self._wait_writable(deadline):
+            except OSError:
                 return False
         return True
 
@@ -139,6 +148,15 @@ class Connection:
         if not self.stdout_open:
             return ReadEvent.EOF
         poller, owners = self._poller(others)
+        try:
+            return self._wait_line(deadline, poller, owners)
+        finally:
+            if len(owners) != self._poll_size:  # a pipe closed: build a new poller next time
+                self._poll_cache = None
+
+    def _wait_line(
+        self, deadline: float | None, poller: select.poll, owners: dict[int, Connection]
+    ) -> ReadEvent:
         while True:
             timeout = _ms_until(deadline)
             for fd, _ in poller.poll(timeout):
@@ -149,6 +167,14 @@ class Connection:
                 return ReadEvent.TIMEOUT
 
     def _poller(self, others: list[Connection]) -> tuple[select.poll, dict[int, Connection]]:
+        """A poller on this bot's stdout and every open stderr, reused while nothing changes.
+
+        The cache is keyed by the identity of ``others`` (kept alive by the cache itself), so a
+        caller that passes the same list object each time pays nothing here.
+        """
+        cache = self._poll_cache
+        if cache is not None and cache[0] is others:
+            return cache[1], cache[2]
         poller = select.poll()
         owners: dict[int, Connection] = {}
         if self.stdout_open:
@@ -158,6 +184,8 @@ class Connection:
             if conn.stderr_open:
                 poller.register(conn.process.stderr_fd, select.POLLIN)
                 owners[conn.process.stderr_fd] = conn
+        self._poll_cache = (others, poller, owners)
+        self._poll_size = len(owners)
         return poller, owners
 
     def _on_readable(
@@ -167,10 +195,12 @@ class Connection:
         if fd == owner.process.stderr_fd:
             if not owner.drain_stderr():
                 poller.unregister(fd)
+                del owners[fd]
             return None
         event = self._read_stdout()
         if event is ReadEvent.EOF:
             poller.unregister(fd)
+            del owners[fd]
         return event
 
     def _read_stdout(self) -> ReadEvent | None:
@@ -184,7 +214,9 @@ class Connection:
             self.stdout_open = False
             return ReadEvent.EOF
         try:
-            self.lines.extend(line for line in self.reader.feed(data) if line.strip())
+            for line in self.reader.feed(data):
+                if line and not line.isspace():
+                    self.lines.append(line)
         except LineTooLong:
             self.reset_output()
             return ReadEvent.FLOOD

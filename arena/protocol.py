@@ -307,6 +307,10 @@ class LineReader:
 
         Raises ``LineTooLong`` as soon as a line, finished or not, exceeds the limit.
         """
+        if data and not self._buffer and data.find(b"\n") == len(data) - 1:  # one whole line
+            if len(data) - 1 > self.limit:
+                raise LineTooLong(f"line of {len(data) - 1} bytes exceeds {self.limit}")
+            return [data[:-1].rstrip(b"\r")]
         self._buffer += data
         lines: list[bytes] = []
         start = 0

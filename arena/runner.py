@@ -232,6 +232,7 @@ class _Referee:
         self.state = game.new_state(seed)
         self.recorder = ReplayRecorder(game.config(), seed, [_seat_info(b) for b in bots])
         self.request_id = 0
+        self._others_cache: dict[int, list[Connection]] = {}
 
     # --- start and stop -----------------------------------------------------------------------
 
@@ -302,6 +303,7 @@ class _Referee:
         if seat.conn is None or seat.closed:
             return
         seat.closed = True
+        self._others_cache.clear()
         try:
             seat.conn.drain_stderr()
             seat.conn.process.close()
@@ -348,17 +350,17 @@ class _Referee:
         legal = state.legal_actions()
         legal_json = [state.action_to_json(a) for a in legal]
         self.request_id += 1
-        request = Request(
+        request = encode(Request(
             id=self.request_id,
             deal=deal,
             observation=state.observation(seat.index),
             legal_actions=legal_json,
             time_left_ms=round(seat.bank_s * 1000),
             move_ms=round(self.tc.move_s * 1000),
-        )
-        started = time.perf_counter()
+        ))  # fmt: skip
+        started = time.perf_counter()  # the bot's clock starts once its request is ready
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
-        reply, status, message = self._exchange(seat, encode(request), deadline)
+        reply, status, message = self._exchange(seat, request, deadline)
         elapsed = time.perf_counter() - started
         self._charge(seat, elapsed)
         action: Action | None = None
@@ -403,13 +405,15 @@ class _Referee:
                 return None, SeatStatus.OUTPUT_FLOOD, str(exc)
             except ProtocolError as exc:
                 return None, SeatStatus.INVALID_OUTPUT, str(exc)
-            if isinstance(msg, ActionReply | BotError) and msg.id not in (None, self.request_id):
-                continue
+            if type(msg) is ActionReply:
+                if msg.id is None or msg.id == self.request_id:
+                    return msg, SeatStatus.OK, None
+                continue  # a late answer to an older request
             if isinstance(msg, BotError):
+                if msg.id not in (None, self.request_id):
+                    continue
                 return None, SeatStatus.INVALID_OUTPUT, f"bot reported an error: {msg.message}"
-            if isinstance(msg, Ready):
-                return None, SeatStatus.INVALID_OUTPUT, "ready sent in answer to a request"
-            return msg, SeatStatus.OK, None
+            return None, SeatStatus.INVALID_OUTPUT, "ready sent in answer to a request"
 
     def _crash_message(self, conn: Connection) -> str:
         conn.drain_stderr_until_closed(CRASH_GRACE_S)
@@ -450,7 +454,12 @@ class _Referee:
                 self._tell(seat, encode(DealEnd(deal, self.state.observation(seat.index))))
 
     def _others(self, seat: _Seat) -> list[Connection]:
-        return [s.conn for s in self.seats if s is not seat and s.live and s.conn is not None]
+        """The other live bots (whose stderr is drained while ``seat`` thinks); cached per seat."""
+        cached = self._others_cache.get(seat.index)
+        if cached is None:
+            cached = [s.conn for s in self.seats if s is not seat and s.live and s.conn is not None]
+            self._others_cache[seat.index] = cached
+        return cached
 
     # --- the outcome --------------------------------------------------------------------------
 

@@ -1,0 +1,198 @@
+"""Per-move cost of the match runner with a trivial bot, against a raw pipe ping-pong floor.
+
+Figures measured in one run, on one core, for the same moves and the same request lines:
+
+- engine: building each request in-process (legal actions, observation, encoding) and applying
+  the action;
+- floor: in that same in-process match, each request line sent to the same trivial bot over raw
+  pipes (``os.write``, then ``poll`` + ``os.read`` until the answer line), timed alone;
+- runner exchange: inside ``arena.runner.run_match`` with that bot in every seat, the time from
+  sending a request to holding the decoded answer (the step's ``time_ms``): the referee's
+  protocol overhead, directly comparable with the floor;
+- runner per move: the time between successive decisions in that match, everything included
+  (engine, exchange, policing, replay recording).
+
+The bot answers every request with index 0. Last line: ``ratio=<runner exchange / floor>``
+(medians); ``full_ratio`` compares the whole per-move time with the floor instead.
+
+    .venv/bin/python bench/protocol.py [--game svoi-kozyri] [--players 2] [--deals 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from arena.bots import load_bot  # noqa: E402
+from arena.games import make_game  # noqa: E402
+from arena.games.base import Game, State  # noqa: E402
+from arena.protocol import Hello, Request, TimeInfo, encode  # noqa: E402
+from arena.replay import Step  # noqa: E402
+from arena.runner import TimeControl, run_match  # noqa: E402
+from sandbox import get_sandbox  # noqa: E402
+
+Times = list[float]
+
+TRIVIAL_BOT = r"""
+import os, sys
+out = sys.stdout.buffer
+for line in sys.stdin.buffer:
+    if b'"type":"request"' in line[:40]:
+        start = line.index(b'"id":') + 5
+        end = line.index(b",", start)
+        out.write(b'{"type":"action","id":' + line[start:end] + b',"index":0}\n')
+        out.flush()
+    elif line.startswith(b'{"type":"hello"'):
+        out.write(b'{"type":"ready","protocol":1}\n')
+        out.flush()
+    elif line.startswith(b'{"type":"shutdown"'):
+        break
+"""
+
+
+def write_bot(folder: Path) -> Path:
+    (folder / "bot.py").write_text(TRIVIAL_BOT)
+    (folder / "bot.toml").write_text(
+        'name = "index-zero"\ngames = ["svoi-kozyri", "challenge"]\n'
+        'language = "python"\nrun = ["python3", "bot.py"]\n'
+    )
+    return folder
+
+
+def engine_and_floor(game: Game, seed: int, bot: Path, core: int) -> tuple[Times, Times]:
+    """Play index 0 everywhere in-process, each request also sent to the bot over raw pipes.
+
+    Returns the engine time per move (building the request, applying the action) and the raw
+    round-trip time per move. The engine work between round trips is the same as in the runner,
+    so both see the same cache state.
+    """
+    state = game.new_state(seed)
+    engine: Times = []
+    floor: Times = []
+    with raw_bot(bot, core) as (out_fd, in_fd):
+        while not state.is_terminal():
+            started = time.perf_counter()
+            line = request_line(state, len(engine) + 1)
+            state.apply_action(state.legal_actions()[0])
+            engine.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            round_trip(out_fd, in_fd, line)
+            floor.append(time.perf_counter() - started)
+    return engine, floor
+
+
+def request_line(state: State, request_id: int) -> bytes:
+    legal = state.legal_actions()
+    seat = state.current_player()
+    request = Request(
+        id=request_id,
+        deal=state.deal_index,
+        observation=state.observation(seat),
+        legal_actions=[state.action_to_json(a) for a in legal],
+        time_left_ms=30000,
+        move_ms=1000,
+    )
+    return encode(request)
+
+
+@contextmanager
+def raw_bot(bot: Path, core: int) -> Iterator[tuple[int, int]]:
+    """The trivial bot as a bare subprocess on ``core``, past its hello; its (stdin, stdout)."""
+    proc = subprocess.Popen(
+        ["/usr/bin/python3", "bot.py"],
+        cwd=bot,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        preexec_fn=lambda: os.sched_setaffinity(0, {core}),
+    )
+    assert proc.stdin and proc.stdout
+    out_fd, in_fd = proc.stdin.fileno(), proc.stdout.fileno()
+    hello = Hello("svoi-kozyri", 2, 0, {}, None, TimeInfo(1, 1, 1), "index-zero")
+    try:
+        round_trip(out_fd, in_fd, encode(hello))
+        yield out_fd, in_fd
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def round_trip(out_fd: int, in_fd: int, line: bytes) -> bytes:
+    view = memoryview(line)
+    while view:
+        view = view[os.write(out_fd, view) :]
+    poller = select.poll()
+    poller.register(in_fd, select.POLLIN)
+    answer = b""
+    while not answer.endswith(b"\n"):
+        poller.poll(1000)
+        answer += os.read(in_fd, 65536)
+    return answer
+
+
+def runner_pass(game: Game, seed: int, bot: Path) -> tuple[list[float], list[float]]:
+    """Play the match through the runner; per-move times and exchange times, in seconds."""
+    stamps: list[float] = []
+
+    def on_step(state: State, step: Step) -> None:
+        stamps.append(time.perf_counter())
+
+    manifest = load_bot(bot)
+    started = time.perf_counter()
+    outcome = run_match(
+        game,
+        [manifest] * game.players,
+        seed,
+        sandbox=get_sandbox("none"),
+        time_control=TimeControl(),
+        on_step=on_step,
+    )
+    stamps.insert(0, started)
+    per_move = [b - a for a, b in itertools.pairwise(stamps)][1:]
+    exchanges = [step["time_ms"] / 1000 for step in outcome.replay["steps"]]
+    return per_move, exchanges
+
+
+def micro(values: list[float]) -> str:
+    median, mean = statistics.median(values) * 1e6, statistics.fmean(values) * 1e6
+    return f"median {median:7.1f} us   mean {mean:7.1f} us"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="svoi-kozyri")
+    parser.add_argument("--players", type=int, default=2)
+    parser.add_argument("--deals", type=int, default=6)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    game = make_game(args.game, players=args.players, params={"deals": args.deals})
+    core = sorted(os.sched_getaffinity(0))[os.getpid() % len(os.sched_getaffinity(0))]
+    os.sched_setaffinity(0, {core})
+    with tempfile.TemporaryDirectory() as tmp:
+        bot = write_bot(Path(tmp))
+        engine, floor = engine_and_floor(game, args.seed, bot, core)
+        runner, exchange = runner_pass(game, args.seed, bot)
+    print(f"{args.game}, {args.players} players, {args.deals} deals: {len(floor)} moves")
+    print(f"engine (no processes)  {micro(engine)}")
+    print(f"floor (raw pipes)      {micro(floor)}")
+    print(f"runner exchange        {micro(exchange)}")
+    print(f"runner per move        {micro(runner)}")
+    floor_median = statistics.median(floor)
+    print(f"full_ratio={statistics.median(runner) / floor_median:.2f}")
+    print(f"ratio={statistics.median(exchange) / floor_median:.2f}")
+
+
+if __name__ == "__main__":
+    main()
