@@ -191,7 +191,10 @@ def swiss_rounds(spec: TournamentSpec, players: int) -> int:
 
 
 def standings(
-    names: Sequence[str], records: Sequence[MatchRecord], byes: Counter[int] | None = None
+    names: Sequence[str],
+    records: Sequence[MatchRecord],
+    byes: Counter[int] | None = None,
+    players: int | None = None,
 ) -> list[Standing]:
     """The standings after ``records``, rated in match order; best first.
 
@@ -199,8 +202,9 @@ def standings(
     conservative ``mu - 3 sigma``, then points.
     """
     n = len(names)
+    seats = players or _seats(records)
     rated: dict[int, Rating] = {i: Rating() for i in range(n)}
-    places = [[0] * _seats(records) for _ in range(n)]
+    places = [[0] * seats for _ in range(n)]
     points = [0.0] * n
     errors: list[Counter[str]] = [Counter() for _ in range(n)]
     for record in sorted(records, key=lambda r: r.index):
@@ -212,7 +216,7 @@ def standings(
             if record.statuses[seat] != "ok":
                 errors[entry][record.statuses[seat]] += 1
     for entry, count in (byes or Counter()).items():
-        points[entry] += count * matchmaking.bye_points(_seats(records))
+        points[entry] += count * matchmaking.bye_points(seats)
     rows = [_standing(i, names[i], rated[i], places[i], points[i], errors[i]) for i in range(n)]
     return sorted(rows, key=lambda s: (-s.score, -s.points, s.entry))
 
@@ -307,7 +311,7 @@ class Tournament:
             self._play(plan_round_robin(self.spec, players), on_match)
         else:
             self._run_swiss(players, on_match)
-        return standings(self.names, self.records, self.byes)
+        return standings(self.names, self.records, self.byes, players)
 
     def _run_swiss(self, players: int, on_match: OnMatch | None) -> None:
         counts: dict[int, list[int]] = {}
@@ -338,7 +342,9 @@ class Tournament:
             ],
             "matches": [r.to_json() for r in sorted(self.records, key=lambda r: r.index)],
             "byes": {str(k): v for k, v in sorted(self.byes.items())},
-            "standings": [s.to_json() for s in standings(self.names, self.records, self.byes)],
+            "standings": [
+                s.to_json() for s in standings(self.names, self.records, self.byes, self.players)
+            ],
         }
 
     def write_summary(self) -> Path | None:
