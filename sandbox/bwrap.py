@@ -90,7 +90,10 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def base_args(bot_dir: Path, limits: Limits, extra_binds: Sequence[str]) -> list[str]:
     """The bubblewrap arguments that build the bot's world."""
-    args = ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session"]
+    # --as-pid-1: bubblewrap's own init would be orphaned (and left a zombie where the host's
+    # pid 1 does not reap) whenever the bot exits by itself; as pid 1 the bot is reaped by
+    # bubblewrap. The cost: pid 1 ignores SIGXCPU, so the CPU limit ends it by the hard limit.
+    args = ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--as-pid-1"]
     args += ["--cap-drop", "ALL", "--clearenv", "--hostname", "arena"]
     args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     args += ["--ro-bind", "/usr", "/usr"]
@@ -109,6 +112,8 @@ def base_args(bot_dir: Path, limits: Limits, extra_binds: Sequence[str]) -> list
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--ro-bind", str(bot_dir), "/bot", "--ro-bind", str(KIT_DIR), KIT_MOUNT]
+    # Only /tmp stays writable: the root and /dev are bubblewrap's own (uncapped) tmpfs mounts.
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/bot"]
     return args
 
@@ -153,11 +158,14 @@ def make_preexec(
                 os.sched_setaffinity(0, {cpu})
         if cgroup is not None:
             cgroup.attach_self()
-        lower_rlimit(resource.RLIMIT_CPU, limits.cpu_seconds)
+        cpu_limit = (limits.cpu_seconds, limits.cpu_seconds + 1)  # SIGXCPU, then SIGKILL
+        resource.setrlimit(resource.RLIMIT_CPU, _capped(cpu_limit))
         lower_rlimit(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
         lower_rlimit(resource.RLIMIT_NOFILE, limits.open_files)
         lower_rlimit(resource.RLIMIT_CORE, 0)
-        lower_rlimit(resource.RLIMIT_AS, max(AS_BACKSTOP, 4 * (limits.memory_mb << 20)))
+        if cgroup is None or cgroup.memory is None:
+            # No memory cgroup: a high address-space cap is the only (coarse) backstop.
+            lower_rlimit(resource.RLIMIT_AS, max(AS_BACKSTOP, 4 * (limits.memory_mb << 20)))
         if host_uid is not None:
             # bwrap and its init count against the limit too.
             lower_rlimit(resource.RLIMIT_NPROC, limits.processes + 2)
@@ -168,11 +176,22 @@ def make_preexec(
     return preexec
 
 
+def _capped(limit: tuple[int, int]) -> tuple[int, int]:
+    """``limit`` lowered to fit under the current hard limit."""
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard == resource.RLIM_INFINITY:
+        return limit
+    return min(limit[0], hard), min(limit[1], hard)
+
+
 class BwrapProcess(BotProcess):
     """A bot running under bubblewrap."""
 
-    def __init__(self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None) -> None:
+    def __init__(
+        self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None, limits: Limits
+    ) -> None:
         self._popen = popen
+        self._limits = limits
         self._cgroup = cgroup
         assert popen.stdin and popen.stdout and popen.stderr
         self.stdin_fd = popen.stdin.fileno()
@@ -193,12 +212,28 @@ class BwrapProcess(BotProcess):
 
     def kill(self) -> None:
         if self.poll() is None:
-            self._killed = True
+            self._kill_inside()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._popen.pid, signal.SIGKILL)
         if self._cgroup is not None:
             self._cgroup.kill_all()
         self._reap(block=True)
+
+    def _kill_inside(self) -> None:
+        """Kill the sandbox's own processes first and let bubblewrap reap them and exit.
+
+        Killing bubblewrap first would orphan its namespace init to the host's pid 1, which
+        (in some containers) never reaps it; the zombie would count against the slot's uid.
+        """
+        inside = self._cgroup.members() - {self._popen.pid} if self._cgroup else None
+        # With nothing left inside, the bot has just ended and bubblewrap is about to report it.
+        if not inside and self.wait(0.05 if inside is None else 1.0) is not None:
+            return
+        self._killed = True
+        for pid in inside or ():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        self.wait(1.0)
 
     def _reap(self, *, block: bool) -> None:
         """Collect the exit status and rusage of bubblewrap (with the bot's, which it reaped)."""
@@ -227,7 +262,7 @@ class BwrapProcess(BotProcess):
         if self._final is not None:
             return self._final
         rc = self.poll()
-        u = Usage(returncode=rc, exit=self._exit(rc))
+        u = Usage(returncode=rc)
         if self._rusage is not None:
             u.cpu_seconds = self._rusage.ru_utime + self._rusage.ru_stime
             u.max_rss_mb = self._rusage.ru_maxrss / 1024
@@ -235,9 +270,10 @@ class BwrapProcess(BotProcess):
             u.cpu_seconds = self._cgroup.cpu_seconds() or u.cpu_seconds
             u.max_rss_mb = self._cgroup.peak_memory_mb() or u.max_rss_mb
             u.detail["enforced"] = self._cgroup.enforced()
+        u.exit = self._exit(rc, u.cpu_seconds)
         return u
 
-    def _exit(self, rc: int | None) -> Exit:
+    def _exit(self, rc: int | None, cpu_seconds: float) -> Exit:
         """Classify an end; bubblewrap reports a bot killed by signal N as 128 + N."""
         if rc is None:
             return Exit.RUNNING
@@ -246,7 +282,11 @@ class BwrapProcess(BotProcess):
             return Exit.OOM
         if rc in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
             return Exit.CPU_LIMIT
-        if self._killed or rc in (-signal.SIGKILL, 128 + signal.SIGKILL):
+        killed = rc in (-signal.SIGKILL, 128 + signal.SIGKILL)
+        # As pid 1 the bot ignores SIGXCPU and meets the hard limit's SIGKILL instead.
+        if killed and not self._killed and cpu_seconds >= self._limits.cpu_seconds:
+            return Exit.CPU_LIMIT
+        if self._killed or killed:
             return Exit.KILLED
         return Exit.EXITED
 
@@ -326,7 +366,7 @@ class BwrapSandbox(Sandbox):
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        return BwrapProcess(popen, cgroup)
+        return BwrapProcess(popen, cgroup, limits)
 
     def enforced(self, limits: Limits) -> dict[str, bool]:
         held = _cgroup_support(limits.memory_mb, limits.processes) if self.use_cgroups else {}

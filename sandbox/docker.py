@@ -169,15 +169,19 @@ class DockerProcess(BotProcess):
 
     # -- threads -----------------------------------------------------------------------------
     def _pump(self) -> None:
-        """Copy the container's output into the two pipes until the stream ends."""
+        """Copy the container's output into the two pipes until the stream ends.
+
+        Once the runner has closed its ends, output is still read and dropped: the engine does
+        not let a container finish while its output stream is blocked.
+        """
         splitter = FrameSplitter()
         targets = {1: self._out_w, 2: self._err_w}
         try:
             while (data := self._recv()) is not None:
                 for stream, payload in splitter.feed(data):
-                    _write_all(targets.get(stream, self._err_w), payload)
+                    _write_quietly(targets.get(stream, self._err_w), payload)
         except OSError:
-            pass  # the runner closed its end: nothing more to deliver
+            pass  # the socket was closed under us: the process is being closed
         finally:
             for fd in (self._out_w, self._err_w):
                 with contextlib.suppress(OSError):
@@ -252,27 +256,31 @@ class DockerProcess(BotProcess):
     def close(self) -> None:
         if self._final is not None:
             return
+        # Closing our ends first unblocks the reader thread, which then drains and drops.
+        for fd in (self.stdout_fd, self.stderr_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
         self.kill()
         self._final = self.usage()
         with contextlib.suppress(Exception):
             self._api.remove_container(self.container, force=True, v=True)
-        self._close_streams()
-
-    def _close_streams(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.stdin_fd)
         with contextlib.suppress(Exception):
             self._sock.close()
         with contextlib.suppress(Exception):
             self._response.close()
         self._reader.join(2.0)
-        for fd in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_quietly(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to a pipe; drop it if the reading end is gone."""
     view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except (BrokenPipeError, OSError):
+        pass
 
 
 class DockerSandbox(Sandbox):

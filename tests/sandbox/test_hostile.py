@@ -1,0 +1,126 @@
+"""The hostile-bot suite, over every isolating backend: each attack is contained, the bot ends
+the way the runner needs to know, nothing survives and nothing is written or leaked on the host.
+
+The bots are started through ``Sandbox.spawn`` and driven by hand here; ``test_hostile_match``
+plays the same bots through the match runner.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from sandbox.base import Exit, Limits, Sandbox
+from tests.sandbox.conftest import BotMaker, Loopback, Scene
+from tests.sandbox.driver import Run, drive, fresh_slot, start, survivors
+
+LIMITS = Limits(
+    memory_mb=128, cpu_seconds=30, processes=32, file_size_mb=8, open_files=64, tmp_mb=16
+)
+
+
+def attack(sandbox: Sandbox, bot: Path, limits: Limits = LIMITS, timeout: float = 10.0) -> Run:
+    """Run ``bot`` through one turn, then check that nothing of it is left alive."""
+    slot = fresh_slot()
+    run = drive(start(sandbox, bot, limits, slot), timeout=timeout)
+    assert survivors(sandbox, slot) == [], "a process of the bot outlived it"
+    return run
+
+
+def leaked(run: Run, scene: Scene) -> bool:
+    return scene.secret.encode() in run.stderr + run.stdout
+
+
+def test_fork_bomb_stops_at_the_process_limit(any_sandbox: Sandbox, hostile: BotMaker) -> None:
+    run = attack(any_sandbox, hostile("fork-bomb"), timeout=3.0)
+    forks = int(run.findings["fork_failed_after"])
+    assert forks < LIMITS.processes
+    assert run.usage.exit is Exit.KILLED  # it never answers; the referee killed it
+
+
+@pytest.mark.parametrize("bot", ["memory-hog", "memory-hog-js"])
+def test_memory_hog_is_killed_for_memory(any_sandbox: Sandbox, hostile: BotMaker, bot: str) -> None:
+    run = attack(any_sandbox, hostile(bot), timeout=8.0)
+    allocated = int(run.findings["allocated_mb"])
+    assert allocated <= LIMITS.memory_mb
+    if run.usage.exit is not Exit.OOM:
+        # At the ceiling the kernel may keep evicting the bot's own code pages instead of
+        # killing it (cgroup v1, no swap): it thrashes until the referee's deadline kills it.
+        assert run.usage.exit is Exit.KILLED, run.stderr[-500:]
+        assert allocated >= LIMITS.memory_mb - 64
+
+
+def test_cpu_spin_hits_the_cpu_limit(any_sandbox: Sandbox, hostile: BotMaker) -> None:
+    limits = Limits(memory_mb=128, cpu_seconds=1, processes=32, tmp_mb=16)
+    run = attack(any_sandbox, hostile("cpu-spin"), limits, timeout=15.0)
+    assert run.usage.exit is Exit.CPU_LIMIT
+    assert run.seconds < 10
+
+
+def test_disk_filler_is_capped_and_writes_nothing_on_the_host(
+    any_sandbox: Sandbox, hostile: BotMaker, scene: Scene
+) -> None:
+    bot = hostile("disk-filler")
+    before = scene.host_files()
+    run = attack(any_sandbox, bot, timeout=20.0)
+    assert run.returncode == 3, run.stderr[-500:]
+    written_tmp = int(run.findings["fill /tmp"].split("MB")[0])
+    assert written_tmp <= min(LIMITS.tmp_mb, LIMITS.file_size_mb)
+    for place in ("/bot", "/kit", "/usr", "/", str(scene.host_dir)):
+        assert run.findings[f"fill {place}"].startswith("0MB"), place
+    assert scene.host_files() == before
+    assert not list(Path("/tmp").glob(f"{scene.token}*"))
+
+
+def test_network_is_unreachable(
+    any_sandbox: Sandbox, hostile: BotMaker, loopback: Loopback
+) -> None:
+    run = attack(any_sandbox, hostile("network"))
+    assert run.returncode == 3, run.stderr[-500:]
+    assert "CONNECTED" not in run.findings.values()
+    time.sleep(0.3)  # the server thread would record a late connection
+    assert loopback.connections == []
+
+
+def test_snoop_reads_no_secret(any_sandbox: Sandbox, hostile: BotMaker, scene: Scene) -> None:
+    run = attack(any_sandbox, hostile("snoop"))
+    assert run.returncode == 3, run.stderr[-500:]
+    assert "read /etc/shadow" in run.findings  # it really tried
+    assert not leaked(run, scene)
+    assert "ARENA_SECRET" not in run.findings["env"]
+    # bubblewrap shows no /etc/passwd; a container shows its image's, never the host's.
+    host_passwd = Path("/etc/passwd").read_bytes()[:4096].decode(errors="replace")
+    assert run.findings.get("read /etc/passwd") != host_passwd
+
+
+def test_escape_write_creates_nothing(
+    any_sandbox: Sandbox, hostile: BotMaker, scene: Scene
+) -> None:
+    bot = hostile("escape-write")
+    before = scene.host_files()
+    run = attack(any_sandbox, bot)
+    assert run.returncode == 3, run.stderr[-500:]
+    assert "WROTE" not in run.findings.values(), run.findings
+    assert scene.host_files() == before
+    for place in ("/usr", "/etc", "/", "/var", "/home", "/usr/bin"):
+        assert not (Path(place) / scene.token).exists()
+
+
+def test_orphan_dies_with_the_bot(any_sandbox: Sandbox, hostile: BotMaker) -> None:
+    run = attack(any_sandbox, hostile("orphan"))
+    assert run.findings.get("orphan_started") == "1"
+    assert run.returncode == 3
+
+
+def test_stdout_flood_is_only_a_flood(any_sandbox: Sandbox, hostile: BotMaker) -> None:
+    run = attack(any_sandbox, hostile("stdout-flood"), timeout=1.0)
+    assert run.stdout_total > 256 * 1024
+    assert run.usage.exit is Exit.KILLED
+
+
+def test_sleeper_is_killed(any_sandbox: Sandbox, hostile: BotMaker) -> None:
+    run = attack(any_sandbox, hostile("sleeper"), timeout=0.5)
+    assert run.findings.get("sleeping") == "1"
+    assert run.usage.exit is Exit.KILLED
