@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "written to --out."
         ),
     )
-    p.add_argument("game", nargs="?", help="game name (see `arena games`)")
+    p.add_argument("game", nargs="?", metavar="GAME", help="game name (see `arena games`)")
     p.add_argument(
         "bots", nargs="*", metavar="BOT_DIR", help="bot folders; repeat one to seat copies"
     )
@@ -54,7 +55,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--sandbox", choices=sorted(BACKENDS), help="default: bwrap if available")
     p.add_argument("--out", type=Path, help="output folder (default ./tournaments/<game>-<seed>)")
     p.add_argument("--no-timeouts", action="store_true", help="never time a bot out (debugging)")
-    p.add_argument("--again", type=Path, metavar="TOURNAMENT_JSON", help="replay a tournament.json")
+    p.add_argument(
+        "--again",
+        type=Path,
+        metavar="TOURNAMENT_JSON",
+        help="play the tournament of a tournament.json again (--sandbox may override)",
+    )
     p.set_defaults(func=run)
 
 
@@ -84,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _spec(args: argparse.Namespace) -> TournamentSpec:
     if args.again is not None:
-        return load_summary(args.again)
+        again = load_summary(args.again)
+        return replace(again, sandbox=args.sandbox) if args.sandbox else again
     if not args.game or len(args.bots) < 2:
         raise ValueError("give a GAME and at least two BOT_DIRs (or --again TOURNAMENT_JSON)")
     sandbox = args.sandbox or default_sandbox_name()
