@@ -142,7 +142,7 @@ def round_trip(out_fd: int, in_fd: int, line: bytes) -> bytes:
     return answer
 
 
-def runner_pass(game: Game, seed: int, bot: Path) -> tuple[list[float], list[float]]:
+def runner_pass(game: Game, seed: int, bot: Path, pin: bool) -> tuple[list[float], list[float]]:
     """Play the match through the runner; per-move times and exchange times, in seconds."""
     stamps: list[float] = []
 
@@ -158,16 +158,12 @@ def runner_pass(game: Game, seed: int, bot: Path) -> tuple[list[float], list[flo
         sandbox=get_sandbox("none"),
         time_control=TimeControl(),
         on_step=on_step,
+        pin_cpu=pin,
     )
     stamps.insert(0, started)
     per_move = [b - a for a, b in itertools.pairwise(stamps)][1:]
     exchanges = [step["time_ms"] / 1000 for step in outcome.replay["steps"]]
     return per_move, exchanges
-
-
-def micro(values: list[float]) -> str:
-    median, mean = statistics.median(values) * 1e6, statistics.fmean(values) * 1e6
-    return f"median {median:7.1f} us   mean {mean:7.1f} us"
 
 
 def main() -> None:
@@ -176,22 +172,38 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--deals", type=int, default=6)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3, help="floor and runner passes, alternated")
+    parser.add_argument("--no-pin", action="store_true", help="let the runner use every core")
     args = parser.parse_args()
     game = make_game(args.game, players=args.players, params={"deals": args.deals})
-    core = sorted(os.sched_getaffinity(0))[os.getpid() % len(os.sched_getaffinity(0))]
-    os.sched_setaffinity(0, {core})
+    every_core = os.sched_getaffinity(0)
+    core = sorted(every_core)[os.getpid() % len(every_core)]
+    figures: dict[str, list[Times]] = {"engine": [], "floor": [], "exchange": [], "runner": []}
     with tempfile.TemporaryDirectory() as tmp:
         bot = write_bot(Path(tmp))
-        engine, floor = engine_and_floor(game, args.seed, bot, core)
-        runner, exchange = runner_pass(game, args.seed, bot)
-    print(f"{args.game}, {args.players} players, {args.deals} deals: {len(floor)} moves")
-    print(f"engine (no processes)  {micro(engine)}")
-    print(f"floor (raw pipes)      {micro(floor)}")
-    print(f"runner exchange        {micro(exchange)}")
-    print(f"runner per move        {micro(runner)}")
-    floor_median = statistics.median(floor)
-    print(f"full_ratio={statistics.median(runner) / floor_median:.2f}")
-    print(f"ratio={statistics.median(exchange) / floor_median:.2f}")
+        for _ in range(args.rounds):  # alternating passes share the same background load
+            os.sched_setaffinity(0, {core})
+            engine, floor = engine_and_floor(game, args.seed, bot, core)
+            if args.no_pin:
+                os.sched_setaffinity(0, every_core)
+            runner, exchange = runner_pass(game, args.seed, bot, pin=not args.no_pin)
+            for key, values in zip(figures, (engine, floor, exchange, runner), strict=True):
+                figures[key].append(values)
+    moves = len(figures["floor"][0])
+    print(f"{args.game}, {args.players} players, {args.deals} deals: {moves} moves x {args.rounds}")
+    medians = {
+        key: statistics.median(statistics.median(v) for v in runs) for key, runs in figures.items()
+    }
+    labels = {
+        "engine": "engine (no processes)",
+        "floor": "floor (raw pipes)",
+        "exchange": "runner exchange",
+        "runner": "runner per move",
+    }
+    for key, label in labels.items():
+        print(f"{label:24s}median {medians[key] * 1e6:7.1f} us")
+    print(f"full_ratio={medians['runner'] / medians['floor']:.2f}")
+    print(f"ratio={medians['exchange'] / medians['floor']:.2f}")
 
 
 if __name__ == "__main__":
