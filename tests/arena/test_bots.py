@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from arena.bots import ManifestError, load_bot
+from arena.games import make_game
+from arena.games.base import Game, State
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
 GOOD = """
@@ -70,3 +76,46 @@ def test_missing_folder_or_manifest(tmp_path: Path) -> None:
         load_bot(tmp_path / "nowhere")
     with pytest.raises(ManifestError, match=r"no bot\.toml"):
         load_bot(tmp_path)
+
+
+def _load_sample(game: str, kind: str) -> object:
+    """The sample bot's Bot object, imported in-process (the kit on the path)."""
+    kit = str(SAMPLES / "kit" / "python")
+    if kit not in sys.path:
+        sys.path.insert(0, kit)
+    path = SAMPLES / "python" / f"{game}-{kind}" / "bot.py"
+    spec = importlib.util.spec_from_file_location(f"sample_{game}_{kind}".replace("-", "_"), path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    bot = next(v for k, v in vars(module).items() if k.endswith("Bot") and k != "Bot")()
+    return bot
+
+
+def _agent(bot: Any, game: Game) -> Callable[[State], int]:
+    bot.on_hello({"params": dict(game.params), "seat": 0})
+
+    def act(state: State) -> int:
+        legal = state.legal_actions()
+        wire = [state.action_to_json(a) for a in legal]
+        choice = bot.choose(state.observation(state.current_player()), wire)
+        return legal[choice] if isinstance(choice, int) else legal[wire.index(choice)]
+
+    return act
+
+
+@pytest.mark.parametrize("game", ["svoi-kozyri", "challenge"])
+def test_heuristic_sample_beats_greedy_sample_clearly(game: str) -> None:
+    match = make_game(game, players=2, params={"deals": 10})
+    heuristic = _agent(_load_sample(game, "heuristic"), match)
+    greedy = _agent(_load_sample(game, "greedy"), match)
+    mine = theirs = 0.0
+    for seed in range(30):
+        seat = seed % 2
+        state = match.new_state(seed)
+        while not state.is_terminal():
+            turn = heuristic if state.current_player() == seat else greedy
+            state.apply_action(turn(state))
+        scores = state.result().scores
+        mine, theirs = mine + scores[seat], theirs + scores[1 - seat]
+    assert mine > 1.3 * theirs, (mine, theirs)
