@@ -239,3 +239,10 @@ def test_recorded_and_golden_replays_match_the_documented_schema(replay: Replay)
     broken = orjson.loads(orjson.dumps(replay))
     broken["steps"][0]["status"] = "sleepy"
     assert not validator.is_valid(broken)
+
+
+def test_frames_of_a_match_in_progress_need_only_game_seed_and_steps(replay: Replay) -> None:
+    partial = {"game": replay["game"], "seed": replay["seed"], "steps": replay["steps"][:3]}
+    shown = frames(partial)  # type: ignore[arg-type]
+    assert [f["index"] for f in shown] == [0, 1, 2, 3]
+    assert shown[3]["public"]["to_move"] == replay["steps"][3]["seat"]
