@@ -82,6 +82,11 @@ def _register_blueprints(app: Flask) -> None:
 
     app.register_blueprint(health_bp)
 
+    from web import api, views
+
+    views.register(app)
+    api.register(app)
+
     from web.extensions import db, login_manager
 
     @login_manager.user_loader

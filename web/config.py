@@ -44,6 +44,16 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "VALIDATION_MATCH": True,
         "WORKER_CONCURRENCY": 2,
         "VISIBILITY_TIMEOUT": 3600,
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "SESSION_COOKIE_SECURE": False,
+        "REMEMBER_COOKIE_HTTPONLY": True,
+        "REMEMBER_COOKIE_SAMESITE": "Lax",
+        "AUTH_RATE_LIMIT": "10 per minute",
+        "UPLOAD_RATE_LIMIT": "20 per hour",
+        "API_RATE_LIMIT": "600 per minute",
+        "RATELIMIT_IN_MEMORY_FALLBACK_ENABLED": True,
+        "RATELIMIT_HEADERS_ENABLED": True,
     }
 
 
@@ -78,6 +88,22 @@ def load(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     settings = from_env(default_settings())
     settings.update(overrides or {})
     settings.setdefault("SQLALCHEMY_DATABASE_URI", settings["DATABASE_URL"])
+    settings.setdefault("RATELIMIT_STORAGE_URI", limiter_storage(settings["REDIS_URL"]))
+    settings.setdefault("REMEMBER_COOKIE_SECURE", settings["SESSION_COOKIE_SECURE"])
     if overrides and "DATABASE_URL" in overrides:
         settings["SQLALCHEMY_DATABASE_URI"] = overrides["DATABASE_URL"]
     return settings
+
+
+def limiter_storage(redis_url: str | None) -> str:
+    """Rate-limit counters live in Redis (shared by every web worker); in memory without one.
+
+    ``redis+socket://`` (the embedded platform's Unix socket) is spelled ``redis+unix://`` by the
+    limits library. If that Redis cannot be reached, Flask-Limiter falls back to memory
+    (``RATELIMIT_IN_MEMORY_FALLBACK_ENABLED``), per process.
+    """
+    if not redis_url:
+        return "memory://"
+    if redis_url.startswith("redis+socket://"):
+        return "redis+unix://" + redis_url[len("redis+socket://") :]
+    return redis_url

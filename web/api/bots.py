@@ -1,0 +1,120 @@
+"""API: bots, their versions and rating histories, and uploads of new versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import abort, current_app
+from flask_smorest import Blueprint
+from sqlalchemy import select
+from sqlalchemy.orm import joinedload, selectinload
+
+from web import auth
+from web.api import envelope, queries
+from web.api import schemas as s
+from web.api.present import bot_json, version_json
+from web.api.uploads import accept
+from web.extensions import db, limiter
+from web.models import Bot, BotVersion, User
+from web.services.uploads import UploadError
+
+blp = Blueprint("api_bots", __name__, description="Bots, versions, ratings and uploads")
+
+
+def _bot_or_404(bot_id: int) -> Bot:
+    found = queries.bot(bot_id)
+    if found is None:
+        abort(404, description=f"no bot {bot_id}")
+    return found
+
+
+@blp.route("/bots")
+@blp.arguments(s.BotArgs, location="query")
+@blp.response(200, s.envelope(s.Bot, many=True))
+def bots(args: dict[str, Any]) -> dict[str, Any]:
+    """Bots, newest first (optionally one user's)."""
+    stmt = (
+        select(Bot)
+        .options(joinedload(Bot.owner), selectinload(Bot.versions))
+        .order_by(Bot.id.desc())
+    )
+    if args.get("user"):
+        stmt = stmt.join(User, User.id == Bot.owner_id).where(User.username == args["user"])
+    page = queries.paginate(stmt, args["page"], args["per_page"])
+    reader = auth.reader()
+    data = [bot_json(b, auth.owns_bot(reader, b.owner_id)) for b in page.items]
+    return envelope(data, page.meta())
+
+
+@blp.route("/bots/<int:bot_id>")
+@blp.response(200, s.envelope(s.Bot))
+def bot(bot_id: int) -> dict[str, Any]:
+    """One bot with its ratings and versions (logs only for its owner)."""
+    found = _bot_or_404(bot_id)
+    private = auth.owns_bot(auth.reader(), found.owner_id)
+    return envelope(bot_json(found, private, queries.bot_ratings(bot_id)))
+
+
+@blp.route("/bots/<int:bot_id>/ratings")
+@blp.arguments(s.RatingArgs, location="query")
+@blp.response(200, s.RatingHistoryEnvelope)
+def ratings(args: dict[str, Any], bot_id: int) -> dict[str, Any]:
+    """Rating history on a ladder as ``[[iso time, mu - 3 sigma, mu, sigma], ...]``."""
+    found = _bot_or_404(bot_id)
+    ladder = _ladder_of(found, args.get("ladder"))
+    points = queries.rating_history(found.id, ladder.id, args["points"]) if ladder else []
+    return envelope(points, None)
+
+
+def _ladder_of(found: Bot, slug: str | None) -> Any:
+    """The named ladder, or the bot's first one when none is named."""
+    if slug:
+        ladder = queries.ladder_by_slug(slug)
+        if ladder is None:
+            abort(404, description=f"no ladder {slug!r}")
+        return ladder
+    rated = queries.bot_ratings(found.id)
+    return rated[0][1] if rated else None
+
+
+@blp.route("/versions/<int:version_id>")
+@blp.response(200, s.envelope(s.Version))
+def version(version_id: int) -> dict[str, Any]:
+    """One bot version: its status, and for its owner the build and validation logs."""
+    found = db.session.get(BotVersion, version_id)
+    if found is None:
+        abort(404, description=f"no bot version {version_id}")
+    owner_id = db.session.scalar(select(Bot.owner_id).where(Bot.id == found.bot_id))
+    return envelope(version_json(found, auth.owns_bot(auth.reader(), int(owner_id or 0))))
+
+
+@blp.route("/uploads", methods=["POST"])
+@blp.arguments(s.UploadForm, location="form")
+@blp.arguments(s.UploadFiles, location="files")
+@blp.response(201, s.envelope(s.Version))
+@blp.doc(security=[{"token": []}])
+@limiter.limit(lambda: _upload_limit())
+def upload(form: dict[str, Any], files: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """Upload a new bot version (an archive, or one file plus ``manifest``); needs a token.
+
+    The bot is named by its manifest. The version then builds and validates in the background:
+    poll ``/versions/<id>`` for its status.
+    """
+    owner = auth.writer()
+    stored = files["file"]
+    data = stored.read(int(_max_bytes()) + 1)
+    if len(data) > _max_bytes():
+        abort(413, description="the upload is too large")
+    try:
+        created = accept(owner, data, stored.filename or "bot", form.get("manifest"))
+    except UploadError as exc:
+        abort(422, description=str(exc))
+    return envelope(version_json(created, True)), 201
+
+
+def _upload_limit() -> str:
+    return str(current_app.config.get("UPLOAD_RATE_LIMIT", "20 per hour"))
+
+
+def _max_bytes() -> int:
+    return int(current_app.config["MAX_CONTENT_LENGTH"])

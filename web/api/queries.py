@@ -1,0 +1,415 @@
+"""The read side of the site: the few queries behind every page and API listing.
+
+Each function issues a fixed number of queries whatever the page size (no query per row), and
+uses the indexes declared on the models and in the ``site read indexes`` migration.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Generic, TypeVar
+
+from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.orm import joinedload, selectinload
+
+from web.extensions import db
+from web.models import (
+    Bot,
+    BotVersion,
+    Ladder,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    Rating,
+    RatingChange,
+    Tournament,
+    User,
+    utcnow,
+)
+
+T = TypeVar("T")
+
+SPARK_POINTS = 20
+"""Rating changes shown in a ladder row's trend sparkline."""
+
+
+@dataclass
+class Page(Generic[T]):
+    """One page of a listing and what is needed to link to the others."""
+
+    items: list[T]
+    page: int
+    per_page: int
+    total: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.per_page))
+
+    def meta(self) -> dict[str, int]:
+        return {
+            "page": self.page,
+            "per_page": self.per_page,
+            "total": self.total,
+            "pages": self.pages,
+        }
+
+
+def paginate(stmt: Select[Any], page: int, per_page: int) -> Page[Any]:
+    """Run ``stmt`` for one page, with the total count of its rows."""
+    total = db.session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
+    rows = db.session.scalars(stmt.limit(per_page).offset((page - 1) * per_page)).unique().all()
+    return Page(list(rows), page, per_page, int(total or 0))
+
+
+def score(mu: float, sigma: float) -> float:
+    """The leaderboard score (``arena.ratings.display``)."""
+    return mu - 3 * sigma
+
+
+# --- ladders --------------------------------------------------------------------------------
+
+
+def ladders() -> list[Ladder]:
+    return list(
+        db.session.scalars(select(Ladder).order_by(Ladder.game, Ladder.players, Ladder.variant))
+    )
+
+
+def ladder_by_slug(slug: str) -> Ladder | None:
+    return db.session.scalar(select(Ladder).where(Ladder.slug == slug))
+
+
+@dataclass
+class Standing:
+    """One row of a ladder table."""
+
+    rank: int
+    bot_id: int
+    bot: str
+    author: str
+    status: str
+    score: float
+    mu: float
+    sigma: float
+    matches: int
+    last_active: datetime | None
+    placements: dict[int, int] = field(default_factory=dict)
+    trend: list[float] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "bot_id": self.bot_id,
+            "bot": self.bot,
+            "author": self.author,
+            "status": self.status,
+            "score": round(self.score, 3),
+            "mu": round(self.mu, 3),
+            "sigma": round(self.sigma, 3),
+            "matches": self.matches,
+            "last_active": iso(self.last_active),
+            "placements": {str(k): v for k, v in sorted(self.placements.items())},
+            "trend": [round(x, 3) for x in self.trend],
+        }
+
+
+SORTS = {
+    "score": (Rating.mu - 3 * Rating.sigma).desc(),
+    "mu": Rating.mu.desc(),
+    "sigma": Rating.sigma.asc(),
+    "matches": Rating.games.desc(),
+    "active": Rating.last_played_at.desc(),
+    "bot": Bot.name.asc(),
+}
+
+
+def standings(
+    ladder: Ladder, sort: str = "score", page: int = 1, per_page: int = 50
+) -> Page[Standing]:
+    """A page of ``ladder``'s table sorted by ``sort``; ranks always follow the score."""
+    ranked = (
+        select(
+            Rating.id.label("rid"),
+            func.rank().over(order_by=(Rating.mu - 3 * Rating.sigma).desc()).label("rank"),
+        )
+        .where(Rating.ladder_id == ladder.id)
+        .subquery()
+    )
+    stmt = (
+        select(Rating, ranked.c.rank, Bot.name, Bot.status, User.username)
+        .join(ranked, ranked.c.rid == Rating.id)
+        .join(Bot, Bot.id == Rating.bot_id)
+        .join(User, User.id == Bot.owner_id)
+        .order_by(SORTS.get(sort, SORTS["score"]), Rating.id)
+    )
+    total = db.session.scalar(
+        select(func.count()).select_from(Rating).where(Rating.ladder_id == ladder.id)
+    )
+    rows = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page)).all()
+    bot_ids = [row[0].bot_id for row in rows]
+    places, trends = placements(ladder.id, bot_ids), trend_points(ladder.id, bot_ids)
+    items = [_standing(row, places, trends) for row in rows]
+    return Page(items, page, per_page, int(total or 0))
+
+
+def _standing(row: Any, places: Any, trends: Any) -> Standing:
+    rating, rank, name, status, author = row
+    return Standing(
+        rank=int(rank),
+        bot_id=rating.bot_id,
+        bot=name,
+        author=author,
+        status=str(status),
+        score=score(rating.mu, rating.sigma),
+        mu=rating.mu,
+        sigma=rating.sigma,
+        matches=rating.games,
+        last_active=rating.last_played_at,
+        placements=places.get(rating.bot_id, {}),
+        trend=trends.get(rating.bot_id, []),
+    )
+
+
+def placements(ladder_id: int, bot_ids: list[int]) -> dict[int, dict[int, int]]:
+    """How often each bot finished in each place on the ladder."""
+    counts: dict[int, dict[int, int]] = defaultdict(dict)
+    if not bot_ids:
+        return counts
+    rows = db.session.execute(
+        select(RatingChange.bot_id, RatingChange.place, func.count())
+        .where(RatingChange.ladder_id == ladder_id, RatingChange.bot_id.in_(bot_ids))
+        .group_by(RatingChange.bot_id, RatingChange.place)
+    ).all()
+    for bot_id, place, n in rows:
+        counts[bot_id][place] = n
+    return counts
+
+
+def trend_points(
+    ladder_id: int, bot_ids: list[int], points: int = SPARK_POINTS
+) -> dict[int, list[float]]:
+    """The last ``points`` scores (after each rated match) of each bot, oldest first."""
+    if not bot_ids:
+        return {}
+    numbered = (
+        select(
+            RatingChange.bot_id,
+            RatingChange.id,
+            (RatingChange.mu_after - 3 * RatingChange.sigma_after).label("score"),
+            func.row_number()
+            .over(partition_by=RatingChange.bot_id, order_by=RatingChange.id.desc())
+            .label("n"),
+        )
+        .where(RatingChange.ladder_id == ladder_id, RatingChange.bot_id.in_(bot_ids))
+        .subquery()
+    )
+    rows = db.session.execute(
+        select(numbered.c.bot_id, numbered.c.score)
+        .where(numbered.c.n <= points)
+        .order_by(numbered.c.bot_id, numbered.c.id)
+    ).all()
+    trends: dict[int, list[float]] = defaultdict(list)
+    for bot_id, value in rows:
+        trends[bot_id].append(float(value))
+    return trends
+
+
+def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str]]]:
+    """The best few bots of every ladder: (rating, bot name, author) by ladder id."""
+    numbered = select(
+        Rating.id,
+        func.row_number()
+        .over(partition_by=Rating.ladder_id, order_by=(Rating.mu - 3 * Rating.sigma).desc())
+        .label("n"),
+    ).subquery()
+    rows = db.session.execute(
+        select(Rating, Bot.name, User.username)
+        .join(numbered, numbered.c.id == Rating.id)
+        .join(Bot, Bot.id == Rating.bot_id)
+        .join(User, User.id == Bot.owner_id)
+        .where(numbered.c.n <= per_ladder)
+        .order_by(Rating.ladder_id, numbered.c.n)
+    ).all()
+    top: dict[int, list[tuple[Rating, str, str]]] = defaultdict(list)
+    for rating, name, author in rows:
+        top[rating.ladder_id].append((rating, name, author))
+    return top
+
+
+# --- matches --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchFilter:
+    """What a match listing is narrowed to (every field optional)."""
+
+    game: str | None = None
+    bot_id: int | None = None
+    status: str | None = None
+    ladder_id: int | None = None
+    tournament_id: int | None = None
+    user_id: int | None = None
+
+
+def match_query(flt: MatchFilter) -> Select[Any]:
+    """Matches passing ``flt``, newest first, with their seats and bots loaded in bulk."""
+    stmt = select(Match).options(
+        selectinload(Match.seats).joinedload(MatchSeat.bot).joinedload(Bot.owner),
+        selectinload(Match.seats).joinedload(MatchSeat.version),
+    )
+    conds = []
+    if flt.game:
+        conds.append(Match.ladder_id.in_(select(Ladder.id).where(Ladder.game == flt.game)))
+    if flt.bot_id is not None:
+        conds.append(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == flt.bot_id)))
+    if flt.user_id is not None:
+        owned = select(Bot.id).where(Bot.owner_id == flt.user_id)
+        conds.append(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id.in_(owned))))
+    if flt.status:
+        conds.append(Match.status == flt.status)
+    if flt.ladder_id is not None:
+        conds.append(Match.ladder_id == flt.ladder_id)
+    if flt.tournament_id is not None:
+        conds.append(Match.tournament_id == flt.tournament_id)
+    return stmt.where(and_(*conds)).order_by(Match.id.desc())
+
+
+def matches(flt: MatchFilter, page: int = 1, per_page: int = 25) -> Page[Match]:
+    return paginate(match_query(flt), page, per_page)
+
+
+def match(match_id: int) -> Match | None:
+    return db.session.scalar(
+        select(Match)
+        .where(Match.id == match_id)
+        .options(selectinload(Match.seats).joinedload(MatchSeat.bot).joinedload(Bot.owner))
+    )
+
+
+def queue_status() -> dict[str, Any]:
+    """Matches waiting and running, and which workers played in the last ten minutes."""
+    counts = dict(
+        db.session.execute(
+            select(Match.status, func.count())
+            .where(Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]))
+            .group_by(Match.status)
+        ).all()
+    )
+    since = utcnow() - timedelta(minutes=10)
+    workers = db.session.scalars(
+        select(Match.worker)
+        .where(
+            Match.worker.is_not(None),
+            or_(Match.status == MatchStatus.RUNNING, Match.finished_at >= since),
+        )
+        .distinct()
+        .limit(50)
+    ).all()
+    return {
+        "queued": int(counts.get(MatchStatus.QUEUED, 0)),
+        "running": int(counts.get(MatchStatus.RUNNING, 0)),
+        "workers": sorted(w for w in workers if w),
+    }
+
+
+# --- bots -------------------------------------------------------------------------------------
+
+
+def bot(bot_id: int) -> Bot | None:
+    return db.session.scalar(
+        select(Bot)
+        .where(Bot.id == bot_id)
+        .options(joinedload(Bot.owner), selectinload(Bot.versions))
+    )
+
+
+def bot_ratings(bot_id: int) -> list[tuple[Rating, Ladder]]:
+    return list(
+        db.session.execute(
+            select(Rating, Ladder)
+            .join(Ladder, Ladder.id == Rating.ladder_id)
+            .where(Rating.bot_id == bot_id)
+            .order_by(Ladder.game, Ladder.players)
+        ).tuples()
+    )
+
+
+def head_to_head(
+    bot_id: int, ladder_id: int | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Against each opponent: matches shared, and how often this bot finished above or below."""
+    me, them = MatchSeat.__table__.alias("me"), MatchSeat.__table__.alias("them")
+    stmt = (
+        select(
+            them.c.bot_id,
+            Bot.name,
+            func.count(),
+            func.sum(func.cast(me.c.place < them.c.place, db.Integer)),
+            func.sum(func.cast(me.c.place > them.c.place, db.Integer)),
+        )
+        .select_from(me)
+        .join(them, and_(them.c.match_id == me.c.match_id, them.c.bot_id != me.c.bot_id))
+        .join(Bot, Bot.id == them.c.bot_id)
+        .join(Match, Match.id == me.c.match_id)
+        .where(me.c.bot_id == bot_id, Match.status == MatchStatus.FINISHED)
+        .group_by(them.c.bot_id, Bot.name)
+        .order_by(func.count().desc())
+        .limit(limit)
+    )
+    if ladder_id is not None:
+        stmt = stmt.where(Match.ladder_id == ladder_id)
+    return [
+        {"bot_id": b, "bot": n, "matches": c, "above": int(a or 0), "below": int(w or 0)}
+        for b, n, c, a, w in db.session.execute(stmt).all()
+    ]
+
+
+def rating_history(bot_id: int, ladder_id: int, limit: int = 500) -> list[list[Any]]:
+    """``[iso time, mu - 3 sigma, mu, sigma]`` after each rated match, at most ``limit`` points.
+
+    Long histories are thinned evenly; the first and the latest points are always kept.
+    """
+    rows = db.session.execute(
+        select(RatingChange.created_at, RatingChange.mu_after, RatingChange.sigma_after)
+        .where(RatingChange.bot_id == bot_id, RatingChange.ladder_id == ladder_id)
+        .order_by(RatingChange.id)
+    ).all()
+    points = [[iso(t), round(score(m, s), 3), round(m, 3), round(s, 3)] for t, m, s in rows]
+    return downsample(points, limit)
+
+
+def downsample(points: list[T], limit: int) -> list[T]:
+    """At most ``limit`` evenly spaced items of ``points``, keeping the first and the last."""
+    if len(points) <= limit or limit < 2:
+        return points
+    step = (len(points) - 1) / (limit - 1)
+    return [points[round(i * step)] for i in range(limit)]
+
+
+def user_by_name(username: str) -> User | None:
+    return db.session.scalar(
+        select(User).where(User.username == username).options(selectinload(User.bots))
+    )
+
+
+def versions_of(bot_ids: list[int]) -> dict[int, BotVersion]:
+    """The newest version of each bot."""
+    newest = (
+        select(func.max(BotVersion.id))
+        .where(BotVersion.bot_id.in_(bot_ids))
+        .group_by(BotVersion.bot_id)
+    )
+    rows = db.session.scalars(select(BotVersion).where(BotVersion.id.in_(newest))).all()
+    return {v.bot_id: v for v in rows}
+
+
+def tournaments() -> list[Tournament]:
+    return list(db.session.scalars(select(Tournament).order_by(Tournament.id.desc()).limit(100)))
+
+
+def iso(moment: datetime | None) -> str | None:
+    """An ISO-8601 UTC timestamp (``Z``) for a naive UTC time."""
+    return moment.isoformat(timespec="seconds") + "Z" if moment else None

@@ -1,0 +1,121 @@
+"""What of a match's replay each reader may see.
+
+A finished match is public: its whole replay (seed included) is served to anyone, except the
+debug and stderr text of each step, which only the owner of that seat (or an admin) reads. A
+running match is not: its seed, the actions of other seats and every full view would reveal
+hidden cards, so onlookers get public observations only and an owner additionally the
+observations of their own seats.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from arena import replay as replays
+from web.models import Match, MatchStatus
+from web.storage import get_storage
+
+PRIVATE_STEP_KEYS = ("debug", "stderr")
+LIVE_HEADER = ("format", "version", "engine", "game", "seats")
+
+
+class NoReplay(LookupError):
+    """The match has no replay (yet, or any more)."""
+
+
+class NotYours(PermissionError):
+    """A reader asked for a seat's view of a running match that they do not own."""
+
+
+def load(match: Match) -> dict[str, Any]:
+    """The stored replay document of ``match`` (a partial one while it is running)."""
+    if not match.replay_path:
+        raise NoReplay(f"match {match.id} has no replay yet")
+    try:
+        path = get_storage().resolve(match.replay_path)
+        data = path.read_bytes()
+    except (OSError, ValueError) as exc:
+        raise NoReplay(f"the replay of match {match.id} cannot be read") from exc
+    doc = orjson.loads(data)
+    if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
+        raise NoReplay(f"the replay of match {match.id} is damaged")
+    return doc
+
+
+def is_live(match: Match) -> bool:
+    """Whether the match may still change (and so its hidden cards must stay hidden)."""
+    return match.status != MatchStatus.FINISHED
+
+
+def step_for(step: dict[str, Any], owned: set[int], live: bool) -> dict[str, Any]:
+    """One step as a reader owning ``owned`` seats may see it."""
+    shown = dict(step)
+    mine = step.get("seat") in owned
+    if not mine:
+        for key in PRIVATE_STEP_KEYS:
+            shown[key] = None
+        if live:
+            shown.pop("action", None)
+    return shown
+
+
+def replay_for(match: Match, doc: dict[str, Any], owned: set[int]) -> dict[str, Any]:
+    """The replay document served to a reader owning ``owned`` seats."""
+    live = is_live(match)
+    steps = [step_for(s, owned, live) for s in doc["steps"]]
+    if not live:
+        return {**doc, "steps": steps}
+    shown = {key: doc[key] for key in LIVE_HEADER if key in doc}
+    shown.update(live=True, status=str(match.status), steps=steps)
+    return shown
+
+
+def frames_for(
+    match: Match, doc: dict[str, Any], seat: int | None, owned: set[int]
+) -> list[dict[str, Any]]:
+    """Per-step views: everything (finished, no seat), one seat's, or public only (running)."""
+    live = is_live(match)
+    if seat is not None and not 0 <= seat < len(match.seats):
+        raise IndexError(f"match {match.id} has no seat {seat}")
+    if live and seat is not None and seat not in owned:
+        raise NotYours(f"seat {seat} of running match {match.id} is not yours")
+    shown = []
+    for frame in replays.frames(_replayable(doc)):
+        shown.append(_frame(frame, seat, owned, live))
+    return shown
+
+
+def _frame(frame: Any, seat: int | None, owned: set[int], live: bool) -> dict[str, Any]:
+    event = frame["event"]
+    out: dict[str, Any] = {
+        "index": frame["index"],
+        "event": event_for(event, seat, owned, live) if event else None,
+        "public": frame["public"],
+    }
+    if seat is not None:
+        out["seat"] = frame["seats"][seat]
+    elif not live:
+        out["spectator"] = frame["spectator"]
+        out["seats"] = frame["seats"]
+    return out
+
+
+def event_for(
+    event: dict[str, Any], seat: int | None, owned: set[int], live: bool
+) -> dict[str, Any]:
+    """A frame's event: the action only where the frame's viewer saw it made."""
+    shown = dict(event)
+    if event.get("seat") not in owned:
+        for key in PRIVATE_STEP_KEYS:
+            shown[key] = None
+    sees_all = seat is None and not live
+    if not sees_all and event.get("seat") != seat:
+        shown.pop("action", None)
+    return shown
+
+
+def _replayable(doc: dict[str, Any]) -> Any:
+    """Enough of a (possibly partial) replay for ``arena.replay.frames``."""
+    return {"game": doc["game"], "seed": doc["seed"], "steps": doc["steps"]}

@@ -1,0 +1,247 @@
+"""The JSON API's payloads: marshmallow schemas, from which the OpenAPI document is generated.
+
+Every answer is one envelope: ``{"data": ..., "meta": {...}}`` on success and
+``{"error": {"status", "code", "message", "details"}}`` on failure. The replay download is the one
+exception: it is the replay file itself (``docs/api.md``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, fields, validate
+
+_envelopes: dict[tuple[str, bool], type[Schema]] = {}
+
+
+class PageMeta(Schema):
+    page = fields.Integer(required=True)
+    per_page = fields.Integer(required=True)
+    total = fields.Integer(required=True)
+    pages = fields.Integer(required=True)
+
+
+class ErrorBody(Schema):
+    status = fields.Integer(required=True)
+    code = fields.String(required=True)
+    message = fields.String(required=True)
+    details = fields.Dict()
+
+
+class ErrorEnvelope(Schema):
+    error = fields.Nested(ErrorBody, required=True)
+
+
+def envelope(schema: type[Schema], many: bool = False) -> type[Schema]:
+    """The envelope schema around ``schema`` (one class per payload, named after it)."""
+    key = (schema.__name__, many)
+    if key not in _envelopes:
+        name = schema.__name__ + ("ListEnvelope" if many else "Envelope")
+        attrs: dict[str, Any] = {
+            "data": fields.Nested(schema, many=many, required=True),
+            "meta": fields.Nested(PageMeta),
+        }
+        _envelopes[key] = type(name, (Schema,), attrs)
+    return _envelopes[key]
+
+
+# --- query arguments ---------------------------------------------------------------------------
+
+
+class PageArgs(Schema):
+    page = fields.Integer(load_default=1, validate=validate.Range(1, 100_000))
+    per_page = fields.Integer(load_default=25, validate=validate.Range(1, 100))
+
+
+class StandingsArgs(PageArgs):
+    sort = fields.String(
+        load_default="score",
+        validate=validate.OneOf(["score", "mu", "sigma", "matches", "active", "bot"]),
+    )
+
+
+class MatchArgs(PageArgs):
+    game = fields.String(validate=validate.Length(1, 48))
+    bot = fields.Integer(validate=validate.Range(1, 2**31 - 1))
+    status = fields.String(
+        validate=validate.OneOf(["queued", "running", "finished", "failed", "cancelled"])
+    )
+    ladder = fields.String(validate=validate.Length(1, 96))
+    tournament = fields.Integer(validate=validate.Range(1, 2**31 - 1))
+
+
+class BotArgs(PageArgs):
+    user = fields.String(validate=validate.Length(1, 64))
+
+
+class RatingArgs(Schema):
+    ladder = fields.String(validate=validate.Length(1, 96))
+    points = fields.Integer(load_default=500, validate=validate.Range(2, 5000))
+
+
+class FrameArgs(Schema):
+    seat = fields.Integer(validate=validate.Range(0, 15))
+
+
+class UploadForm(Schema):
+    manifest = fields.String(
+        metadata={"description": "bot.toml text, when the file is a single source file"}
+    )
+
+
+class UploadFiles(Schema):
+    file = fields.Raw(
+        required=True,
+        metadata={"type": "string", "format": "binary", "description": "zip, tar.gz or a file"},
+    )
+
+
+# --- payloads ---------------------------------------------------------------------------------
+
+
+class Game(Schema):
+    name = fields.String(required=True)
+    title = fields.String(required=True)
+    min_players = fields.Integer(required=True)
+    max_players = fields.Integer(required=True)
+    default_players = fields.Integer(required=True)
+    variants = fields.List(fields.String(), required=True)
+    ladders = fields.List(fields.String(), required=True)
+
+
+class Ladder(Schema):
+    slug = fields.String(required=True)
+    game = fields.String(required=True)
+    variant = fields.String(allow_none=True)
+    players = fields.Integer(required=True)
+    mirrored = fields.Boolean(required=True)
+    active = fields.Boolean(required=True)
+
+
+class Standing(Schema):
+    rank = fields.Integer(required=True)
+    bot_id = fields.Integer(required=True)
+    bot = fields.String(required=True)
+    author = fields.String(required=True)
+    status = fields.String(required=True)
+    score = fields.Float(required=True)
+    mu = fields.Float(required=True)
+    sigma = fields.Float(required=True)
+    matches = fields.Integer(required=True)
+    last_active = fields.String(allow_none=True)
+    placements = fields.Dict(keys=fields.String(), values=fields.Integer())
+    trend = fields.List(fields.Float())
+
+
+class LadderStandings(Schema):
+    ladder = fields.Nested(Ladder, required=True)
+    standings = fields.List(fields.Nested(Standing), required=True)
+
+
+class Version(Schema):
+    id = fields.Integer(required=True)
+    bot_id = fields.Integer(required=True)
+    number = fields.Integer(required=True)
+    status = fields.String(required=True)
+    games = fields.List(fields.String())
+    language = fields.String(allow_none=True)
+    error = fields.String(allow_none=True)
+    created_at = fields.String(allow_none=True)
+    activated_at = fields.String(allow_none=True)
+    build_log = fields.String(allow_none=True, metadata={"description": "owner only"})
+    validation_log = fields.String(allow_none=True, metadata={"description": "owner only"})
+
+
+class BotRating(Schema):
+    ladder = fields.String(required=True)
+    score = fields.Float(required=True)
+    mu = fields.Float(required=True)
+    sigma = fields.Float(required=True)
+    matches = fields.Integer(required=True)
+
+
+class Bot(Schema):
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+    owner = fields.String(required=True)
+    status = fields.String(required=True)
+    paused_reason = fields.String(allow_none=True)
+    created_at = fields.String(allow_none=True)
+    ratings = fields.List(fields.Nested(BotRating))
+    versions = fields.List(fields.Nested(Version))
+
+
+class Seat(Schema):
+    seat = fields.Integer(required=True)
+    bot_id = fields.Integer(required=True)
+    bot = fields.String(required=True)
+    owner = fields.String(required=True)
+    version = fields.Integer(allow_none=True)
+    status = fields.String(allow_none=True)
+    place = fields.Integer(allow_none=True)
+    score = fields.Float(allow_none=True)
+
+
+class Match(Schema):
+    id = fields.Integer(required=True)
+    kind = fields.String(required=True)
+    status = fields.String(required=True)
+    game = fields.String(required=True)
+    ladder = fields.String(allow_none=True)
+    tournament_id = fields.Integer(allow_none=True)
+    rated = fields.Boolean(required=True)
+    seed = fields.Integer(allow_none=True, metadata={"description": "finished matches only"})
+    seats = fields.List(fields.Nested(Seat), required=True)
+    created_at = fields.String(allow_none=True)
+    finished_at = fields.String(allow_none=True)
+    replay_url = fields.String(allow_none=True)
+
+
+class FramePage(Schema):
+    match_id = fields.Integer(required=True)
+    seat = fields.Integer(allow_none=True)
+    live = fields.Boolean(required=True)
+    frames = fields.List(fields.Dict(), required=True)
+
+
+class Tournament(Schema):
+    id = fields.Integer(required=True)
+    name = fields.String(required=True)
+    status = fields.String(required=True)
+    game = fields.Dict(required=True)
+    entries = fields.List(fields.Integer())
+    standings = fields.List(fields.Dict())
+    progress = fields.Dict(keys=fields.String(), values=fields.Integer())
+
+
+class QueueStatus(Schema):
+    queued = fields.Integer(required=True)
+    running = fields.Integer(required=True)
+    workers = fields.List(fields.String(), required=True)
+
+
+class Me(Schema):
+    id = fields.Integer(required=True)
+    username = fields.String(required=True)
+    is_admin = fields.Boolean(required=True)
+
+
+class RatingHistoryEnvelope(Schema):
+    data = fields.List(
+        fields.List(fields.Raw()),
+        required=True,
+        metadata={"description": "[[iso time, mu - 3 sigma, mu, sigma], ...], oldest first"},
+    )
+
+
+class ReplayDocument(Schema):
+    format = fields.String(required=True)
+    version = fields.Integer(required=True)
+    game = fields.Dict(required=True)
+    seats = fields.List(fields.Dict(), required=True)
+    steps = fields.List(fields.Dict(), required=True)
+    seed = fields.Integer(metadata={"description": "finished matches only"})
+    result = fields.Dict(metadata={"description": "finished matches only"})
+    outcome = fields.Dict(metadata={"description": "finished matches only"})
+    final_hash = fields.String(metadata={"description": "finished matches only"})
+    live = fields.Boolean(metadata={"description": "true while the match is running"})

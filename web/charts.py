@@ -1,0 +1,77 @@
+"""Charts drawn on the server as inline SVG: no script needed, printable, and testable.
+
+``sparkline`` draws a ladder row's recent trend; ``rating_chart`` the fallback of the bot page's
+interactive rating chart. Both return markup safe to put in a template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from markupsafe import Markup, escape
+
+
+def _scale(values: Sequence[float], low_px: float, high_px: float) -> list[float]:
+    """Map values onto [high_px, low_px] (SVG's y axis grows downwards)."""
+    lo, hi = min(values), max(values)
+    span = (hi - lo) or 1.0
+    return [low_px - (v - lo) / span * (low_px - high_px) for v in values]
+
+
+def _points(values: Sequence[float], width: float, height: float, pad: float) -> str:
+    ys = _scale(values, height - pad, pad)
+    step = (width - 2 * pad) / max(len(values) - 1, 1)
+    return " ".join(f"{pad + i * step:.1f},{y:.1f}" for i, y in enumerate(ys))
+
+
+def sparkline(values: Sequence[float], width: int = 100, height: int = 24) -> Markup:
+    """A small line of ``values`` (oldest first); an empty box when there are fewer than two."""
+    title = (
+        f"last {len(values)} ratings: {values[0]:.1f} to {values[-1]:.1f}"
+        if values
+        else "no rated matches yet"
+    )
+    line = ""
+    if len(values) >= 2:
+        rising = values[-1] >= values[0]
+        line = (
+            f'<polyline class="{"up" if rising else "down"}" fill="none" stroke-width="1.5" '
+            f'points="{_points(values, width, height, 2)}"/>'
+        )
+    return Markup(
+        f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>{line}</svg>'
+    )
+
+
+def rating_chart(points: Sequence[Sequence[object]], width: int = 640, height: int = 200) -> Markup:
+    """The score (``mu - 3 sigma``) and ``mu`` over a bot's rated matches, with the y range.
+
+    ``points`` are ``[iso time, score, mu, sigma]`` rows, oldest first.
+    """
+    if len(points) < 2:
+        return Markup(
+            '<p class="empty">No rating history yet: the bot has not played rated matches.</p>'
+        )
+    scores = [float(p[1]) for p in points]  # type: ignore[arg-type]
+    mus = [float(p[2]) for p in points]  # type: ignore[arg-type]
+    both = scores + mus
+    lo, hi = min(both), max(both)
+    pad = 24
+    scale = [*scores, *mus]
+    ys = _scale(scale, height - pad, pad)
+    step = (width - 2 * pad) / (len(points) - 1)
+    score_line = " ".join(f"{pad + i * step:.1f},{y:.1f}" for i, y in enumerate(ys[: len(scores)]))
+    mu_line = " ".join(f"{pad + i * step:.1f},{y:.1f}" for i, y in enumerate(ys[len(scores) :]))
+    title = (
+        f"rating from {points[0][0]} to {points[-1][0]}: score {scores[0]:.1f} to {scores[-1]:.1f}"
+    )
+    return Markup(
+        f'<svg class="rating-chart" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        f'<text x="2" y="{pad - 6}" class="axis">{hi:.1f}</text>'
+        f'<text x="2" y="{height - 4}" class="axis">{lo:.1f}</text>'
+        f'<polyline class="mu" fill="none" stroke-dasharray="4 3" points="{mu_line}"/>'
+        f'<polyline class="score" fill="none" stroke-width="2" points="{score_line}"/>'
+        "</svg>"
+    )

@@ -1,0 +1,49 @@
+"""The site's forms (Flask-WTF: every one carries a CSRF token, checked app-wide)."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from flask_wtf.file import FileField, FileRequired
+from wtforms import IntegerField, PasswordField, StringField, TextAreaField
+from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional, Regexp
+
+USERNAME = Regexp(r"^[A-Za-z0-9_.-]+$", message="letters, digits, dot, dash and underscore only")
+
+
+class LoginForm(FlaskForm):
+    username = StringField("Username", validators=[DataRequired(), Length(max=64)])
+    password = PasswordField("Password", validators=[DataRequired(), Length(max=256)])
+
+
+class RegisterForm(FlaskForm):
+    username = StringField("Username", validators=[DataRequired(), Length(3, 32), USERNAME])
+    password = PasswordField("Password", validators=[DataRequired(), Length(8, 256)])
+    confirm = PasswordField(
+        "Repeat the password", validators=[EqualTo("password", message="passwords differ")]
+    )
+
+
+class TokenForm(FlaskForm):
+    name = StringField("Token name", validators=[DataRequired(), Length(1, 64)])
+
+
+class ActionForm(FlaskForm):
+    """A button that changes something: nothing but the CSRF token."""
+
+
+class UploadForm(FlaskForm):
+    file = FileField("Bot archive or source file", validators=[FileRequired()])
+    manifest = TextAreaField(
+        "bot.toml (only for a single source file)", validators=[Optional(), Length(max=64_000)]
+    )
+
+
+class TournamentForm(FlaskForm):
+    name = StringField("Name", validators=[DataRequired(), Length(1, 96)])
+    ladder = StringField("Ladder", validators=[DataRequired(), Length(1, 96)])
+    versions = StringField(
+        "Bot version ids (comma separated; empty: every active bot of the ladder)",
+        validators=[Optional(), Regexp(r"^[0-9, ]*$", message="numbers and commas only")],
+    )
+    tables = IntegerField("Tables", default=4, validators=[NumberRange(1, 500)])
+    seed = IntegerField("Seed", default=0, validators=[NumberRange(0, 2**31 - 1)])

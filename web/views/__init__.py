@@ -1,0 +1,108 @@
+"""The server-rendered site: one small blueprint per area, all registered by ``register``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from web import charts
+from web.api import error_payload, wants_json
+from web.api.queries import iso, score
+
+
+def register(app: Flask) -> None:
+    """Blueprints, error pages, template helpers and the security headers of every answer."""
+    from web.views import admin, auth, bots, home, ladders, matches, tournaments, users
+
+    for module in (auth, home, ladders, bots, matches, tournaments, users, admin):
+        app.register_blueprint(module.bp)
+    app.register_error_handler(HTTPException, handle_http_error)
+    app.register_error_handler(Exception, handle_unexpected)
+    app.context_processor(template_helpers)
+    app.after_request(security_headers)
+    app.jinja_env.filters["when"] = when
+    app.jinja_env.filters["num"] = lambda x, d=2: "" if x is None else f"{x:.{d}f}"
+    _configure_login(app)
+
+
+def _configure_login(app: Flask) -> None:
+    from web.extensions import login_manager
+
+    login_manager.login_view = "auth.login"
+    login_manager.login_message = "Log in to see that page."
+
+
+def template_helpers() -> dict[str, Any]:
+    return {
+        "sparkline": charts.sparkline,
+        "rating_chart": charts.rating_chart,
+        "score": score,
+        "page_url": page_url,
+    }
+
+
+def page_url(**changes: Any) -> str:
+    """This page's address with some query arguments changed (a new sort starts at page 1)."""
+    args = request.args.to_dict()
+    if "sort" in changes:
+        args.pop("page", None)
+    args.update({k: v for k, v in changes.items() if v is not None})
+    return url_for(request.endpoint or "home.index", **(request.view_args or {}), **args)
+
+
+def when(moment: Any) -> str:
+    """A short UTC date and time for tables."""
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else "never"
+
+
+def handle_http_error(error: HTTPException) -> ResponseReturnValue:
+    """JSON envelope under /api, an HTML page elsewhere."""
+    if wants_json():
+        response = error.get_response()
+        response.data = _json(error_payload(error))
+        response.mimetype = "application/json"
+        return response
+    if error.code and 300 <= error.code < 400:
+        return error.get_response()
+    page = render_template("error.html", error=error, user=current_user)
+    return page, error.code or 500, _retry_after(error)
+
+
+def _retry_after(error: HTTPException) -> dict[str, str]:
+    headers = dict(error.get_response().headers)
+    return {k: v for k, v in headers.items() if k.lower() == "retry-after"}
+
+
+def handle_unexpected(error: Exception) -> ResponseReturnValue:
+    """A bug: logged with its traceback, answered as a plain 500 (no details leak)."""
+    from flask import current_app
+
+    current_app.logger.exception("unhandled error on %s", request.path)
+    return handle_http_error(InternalServerError())
+
+
+def _json(payload: dict[str, Any]) -> bytes:
+    import orjson
+
+    return orjson.dumps(payload)
+
+
+def security_headers(response: Any) -> Any:
+    """Headers every answer carries: no framing, no sniffing, scripts from this site only."""
+    headers = response.headers
+    headers.setdefault("X-Content-Type-Options", "nosniff")
+    headers.setdefault("X-Frame-Options", "DENY")
+    headers.setdefault("Referrer-Policy", "same-origin")
+    headers.setdefault(
+        "Content-Security-Policy",
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+        "script-src 'self'; object-src 'none'; frame-ancestors 'none'",
+    )
+    return response
+
+
+__all__ = ["iso", "register"]

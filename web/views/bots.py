@@ -1,0 +1,119 @@
+"""Bot pages: a bot's ratings, versions, chart, opponents and matches; uploads; owner actions."""
+
+from __future__ import annotations
+
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    send_file,
+    url_for,
+)
+from flask.typing import ResponseReturnValue
+from flask_login import login_required
+
+from web import auth
+from web.api import queries
+from web.api.uploads import accept
+from web.extensions import db, limiter
+from web.forms import ActionForm, UploadForm
+from web.models import Bot, BotStatus, BotVersion
+from web.services import bots as bot_service
+from web.services.uploads import UploadError
+from web.storage import get_storage
+
+bp = Blueprint("bots", __name__)
+
+
+def _bot_or_404(bot_id: int) -> Bot:
+    found = queries.bot(bot_id)
+    if found is None:
+        abort(404)
+    return found
+
+
+@bp.route("/bots/<int:bot_id>")
+def bot(bot_id: int) -> ResponseReturnValue:
+    found = _bot_or_404(bot_id)
+    user = auth.session_user()
+    ratings = queries.bot_ratings(bot_id)
+    chosen = _chosen_ladder(ratings, request.args.get("ladder"))
+    history = queries.rating_history(bot_id, chosen.id, 200) if chosen else []
+    places = queries.placements(chosen.id, [bot_id]).get(bot_id, {}) if chosen else {}
+    return render_template(
+        "bot.html",
+        bot=found,
+        owner=auth.owns_bot(user, found.owner_id),
+        admin=auth.is_admin(user),
+        ratings=ratings,
+        ladder=chosen,
+        history=history,
+        places=places,
+        rivals=queries.head_to_head(bot_id, chosen.id if chosen else None),
+        recent=queries.matches(queries.MatchFilter(bot_id=bot_id), 1, 15).items,
+        action=ActionForm(),
+    )
+
+
+def _chosen_ladder(ratings: list[tuple[object, object]], slug: str | None) -> object:
+    for _rating, ladder in ratings:
+        if slug is None or getattr(ladder, "slug", None) == slug:
+            return ladder
+    return ratings[0][1] if ratings else None
+
+
+@bp.route("/upload", methods=["GET", "POST"])
+@login_required
+@limiter.limit(
+    lambda: str(current_app.config.get("UPLOAD_RATE_LIMIT", "20 per hour")), methods=["POST"]
+)
+def upload() -> ResponseReturnValue:
+    form = UploadForm()
+    error = None
+    if form.validate_on_submit():
+        stored = form.file.data
+        try:
+            version = accept(
+                auth.session_user(),  # type: ignore[arg-type]
+                stored.read(),
+                stored.filename or "bot",
+                form.manifest.data or None,
+            )
+        except UploadError as exc:
+            error = str(exc)
+        else:
+            flash(f"Version {version.number} uploaded: it builds and validates now.", "ok")
+            return redirect(url_for("bots.bot", bot_id=version.bot_id))
+    return render_template("upload.html", form=form, error=error), 422 if error else 200
+
+
+@bp.route("/versions/<int:version_id>/archive")
+@login_required
+def archive(version_id: int) -> ResponseReturnValue:
+    """The uploaded archive of a version: its owner's code, for its owner (and admins) only."""
+    version = db.session.get(BotVersion, version_id)
+    if version is None or not auth.owns_bot(auth.session_user(), version.bot.owner_id):
+        abort(404)
+    path = get_storage().archive_path(version.sha256)
+    if not path.exists():
+        abort(404)
+    name = f"{version.bot.name}-v{version.number}.bin"
+    return send_file(
+        path, as_attachment=True, download_name=name, mimetype="application/octet-stream"
+    )
+
+
+@bp.route("/bots/<int:bot_id>/resume", methods=["POST"])
+@login_required
+def resume(bot_id: int) -> ResponseReturnValue:
+    found = _bot_or_404(bot_id)
+    if not auth.owns_bot(auth.session_user(), found.owner_id):
+        abort(404)
+    if ActionForm().validate_on_submit() and found.status == BotStatus.PAUSED:
+        bot_service.resume(found)
+        flash("The bot plays again.", "ok")
+    return redirect(url_for("bots.bot", bot_id=bot_id))
