@@ -7,14 +7,13 @@ down; then ten tricks are played for card points.
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from arena import cards
-from arena.cards import ACE, JACK, TEN, Card, Suit
+from arena.cards import Card
 from arena.games.base import (
     JSON,
     TERMINAL,
@@ -23,8 +22,17 @@ from arena.games.base import (
     GameSpec,
     IllegalActionError,
     Param,
+    Result,
     State,
     deal_rng,
+    ranking_from_scores,
+)
+from arena.games.kozyr_boys_rules import (
+    Trumps,
+    deal_points,
+    deal_units,
+    discard_pairs,
+    final_units,
 )
 from arena.games.tricktaking import (
     OVER,
@@ -45,14 +53,6 @@ DISCARD = 64
 """Action ``DISCARD + 64 * low + high`` discards the pair of cards ``low < high``; lower actions
 play the card of that number."""
 
-LAST_TRICK_BONUS = 10
-NO_TRICK_PENALTY = 30
-NO_TRICK_GIFT = 15
-POINTS = {ACE: 11, TEN: 10, 13: 4, 12: 3, JACK: 2}
-BOWER_POINTS = 12
-PLAIN_ORDER = {ACE: 8, TEN: 7, 13: 6, 12: 5, JACK: 4, 9: 3, 8: 2, 7: 1}
-"""Rank order of a plain suit (and of the trump suit below the bowers): A T K Q J 9 8 7."""
-
 DISCARD_PHASE, PLAY_PHASE = "discard", "play"
 DISCARD_RULES = ("seed", "no_aces_bowers", "one_ten")
 
@@ -71,109 +71,22 @@ SPEC = GameSpec(
             kind="str",
             choices=DISCARD_RULES,
         ),
+        Param(
+            "settlement",
+            "points",
+            "points: the match is won on points; units: side payments in units decide it",
+            kind="str",
+            choices=("points", "units"),
+        ),
         Param("rounds", 1, "times each player deals (3 deals per round)", minimum=1, maximum=20),
     ),
     variants={
         "aces-bowers": {"discard_rule": "no_aces_bowers"},
         "one-ten": {"discard_rule": "one_ten"},
+        "units": {"settlement": "units"},
     },
     rulebook="seeds/kozyr-boys.md",
 )
-
-
-def left_bower_suit(trump: Suit) -> Suit:
-    """The other suit of the trump's colour: spades with clubs, hearts with diamonds."""
-    return 3 - trump
-
-
-@dataclass(frozen=True)
-class Trumps:
-    """The trump suit of a deal and what it makes of each card.
-
-    ``suits[card]`` is the suit the card counts as (the left bower's is the trump suit); the
-    tables are built once per deal because play asks these questions for every card.
-    """
-
-    suit: Suit
-    suits: tuple[Suit, ...] = field(init=False, repr=False, compare=False)
-    values: tuple[int, ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        left = cards.make(JACK, left_bower_suit(self.suit))
-        suits = tuple(self.suit if c == left else c >> 4 for c in range(64))
-        object.__setattr__(self, "suits", suits)
-        values = tuple(self._card_points(c) for c in range(64))
-        object.__setattr__(self, "values", values)
-
-    @property
-    def right(self) -> Card:
-        return cards.make(JACK, self.suit)
-
-    @property
-    def left(self) -> Card:
-        return cards.make(JACK, left_bower_suit(self.suit))
-
-    def suit_of(self, card: Card) -> Suit:
-        """The suit a card counts as: the left bower belongs to the trump suit."""
-        return self.suits[card]
-
-    def is_trump(self, card: Card) -> bool:
-        return self.suit_of(card) == self.suit
-
-    def is_bower(self, card: Card) -> bool:
-        return card in (self.right, self.left)
-
-    def strength(self, card: Card) -> int:
-        """Order within a suit: the bowers top the trumps, then A T K Q (J) 9 8 7."""
-        if card == self.right:
-            return 20
-        if card == self.left:
-            return 19
-        return PLAIN_ORDER[cards.rank_of(card)]
-
-    def points(self, card: Card) -> int:
-        """The card points of ``card``."""
-        return self.values[card]
-
-    def _card_points(self, card: Card) -> int:
-        if self.is_bower(card):
-            return BOWER_POINTS
-        return POINTS.get(cards.rank_of(card), 0)
-
-    def winner(self, played: Sequence[Card]) -> int:
-        """Index of the winning card: the highest trump, else the highest of the led suit."""
-        led = self.suit_of(played[0])
-        suit = self.suit if any(self.is_trump(c) for c in played) else led
-        contenders = [i for i, c in enumerate(played) if self.suit_of(c) == suit]
-        return max(contenders, key=lambda i: self.strength(played[i]))
-
-    def legal_plays(self, hand: Sequence[Card], led: Card | None) -> list[Card]:
-        """Follow the led suit; else play a trump; else anything."""
-        if led is None:
-            return sorted(hand)
-        suits, want = self.suits, self.suits[led]
-        follow = [c for c in hand if suits[c] == want]
-        return sorted(follow or [c for c in hand if suits[c] == self.suit] or hand)
-
-    def low_key(self, card: Card) -> tuple[int, int, int, int]:
-        """Order for "the lowest card": points, then non-trumps first, then rank, then suit."""
-        return self.points(card), self.is_trump(card), self.strength(card), cards.suit_of(card)
-
-
-def discard_pairs(hand: Sequence[Card], trumps: Trumps, rule: str) -> list[tuple[Card, Card]]:
-    """The pairs of cards the dealer may discard under ``rule``."""
-    aces = {c for c in hand if cards.rank_of(c) == ACE}
-    if rule == "seed":
-        allowed = [c for c in hand if c not in aces and not trumps.is_trump(c)]
-        if len(allowed) < 2:
-            # Too few plain cards: the minor trumps (not a bower, not the ace) become discardable.
-            allowed = [c for c in hand if c not in aces and not trumps.is_bower(c)]
-    else:
-        allowed = [c for c in hand if c not in aces and not trumps.is_bower(c)]
-    pairs = list(itertools.combinations(sorted(allowed), 2))
-    if rule == "one_ten":
-        pairs = [p for p in pairs if not all(cards.rank_of(c) == TEN for c in p)]
-    return pairs
 
 
 class KozyrBoys(Game):
@@ -230,9 +143,10 @@ class DealRecord:
     card_points: list[int]
     discard_points: int
     points: list[int]
+    units: list[int] | None = None
 
     def to_json(self) -> JSON:
-        return {
+        record = {
             "deal": self.deal,
             "dealer": self.dealer,
             "tricks": self.tricks,
@@ -240,6 +154,7 @@ class DealRecord:
             "discard_points": self.discard_points,
             "points": self.points,
         }
+        return record if self.units is None else {**record, "units": self.units}
 
 
 @dataclass
@@ -255,7 +170,7 @@ class KozyrBoysState(TrickTakingState):
     turned: Card = 0
     second: Card = 0
     discards: list[Card] = field(default_factory=list)
-    trumps: Trumps = Trumps(0)
+    trumps: Trumps = field(default_factory=lambda: Trumps(0))
     phase: str = DISCARD_PHASE
     to_move: int = 0
     trick: Trick = field(default_factory=lambda: Trick(0))
@@ -263,10 +178,13 @@ class KozyrBoysState(TrickTakingState):
     scores: list[int] = field(default_factory=list)
     deals: list[DealRecord] = field(default_factory=list)
     history: list[JSON] = field(default_factory=list)
+    units: list[float] = field(default_factory=list)
+    captures: list[tuple[int, int]] = field(default_factory=list)
     legal_cache: list[Action] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.scores = [0] * PLAYERS
+        self.units = [0.0] * PLAYERS
         self._deal()
 
     # ---- dealing and discarding ------------------------------------------------------------
@@ -287,7 +205,7 @@ class KozyrBoysState(TrickTakingState):
         self.trumps = Trumps(cards.suit_of(self.turned))
         self.hands[self.dealer] += deck
         self.hands = [sorted(h) for h in self.hands]
-        self.discards, self.tricks = [], []
+        self.discards, self.tricks, self.captures = [], [], []
         self.phase, self.to_move = DISCARD_PHASE, self.dealer
         self.trick = Trick(order[0])
         turned = cards.to_str(self.turned)
@@ -321,6 +239,9 @@ class KozyrBoysState(TrickTakingState):
         played = [p.card for p in self.trick.plays]
         winner = self.trick.plays[self.trumps.winner(played)].seat
         self.trick.winner = winner
+        if self.trumps.right in played and self.trumps.left in played:
+            loser = self.trick.plays[played.index(self.trumps.left)].seat
+            self.captures.append((winner, loser))
         points = sum(self.trumps.points(c) for c in played)
         self.history.append({"type": "trick", "winner": winner, "points": points})
         self.tricks.append(self.trick)
@@ -343,15 +264,33 @@ class KozyrBoysState(TrickTakingState):
         discard = sum(self.trumps.points(c) for c in self.discards)
         last = self.tricks[-1].winner
         assert last is not None
-        points = deal_points(won, taken, last, self.dealer, discard)
-        return DealRecord(self.deal_no, self.dealer, won, taken, discard, points)
+        if not self.in_units():
+            points = deal_points(won, taken, last, self.dealer, discard)
+            return DealRecord(self.deal_no, self.dealer, won, taken, discard, points)
+        points = deal_points(won, taken, last, self.dealer, discard, no_trick_points=False)
+        units = deal_units(won, self.captures)
+        return DealRecord(self.deal_no, self.dealer, won, taken, discard, points, units)
+
+    def _pay_units(self, deal: list[int], last: bool) -> None:
+        """Add a deal's side payments and, after the last deal, the end-of-match payments."""
+        final = final_units(self.scores) if last else [0.0] * PLAYERS
+        self.units = [u + d + f for u, d, f in zip(self.units, deal, final, strict=True)]
+
+    def in_units(self) -> bool:
+        """Whether the match is settled in units (the ``units`` settlement)."""
+        return bool(self.game.params["settlement"] == "units")
 
     def _finish_deal(self) -> None:
         record = self.deal_record()
         self.deals.append(record)
         self.scores = [s + p for s, p in zip(self.scores, record.points, strict=True)]
+        self.units = [u + p for u, p in zip(self.units, record.units or [0] * PLAYERS, strict=True)]
         self.history.append({"type": "deal_end", **record.to_json()})
         if self.deal_no + 1 >= PLAYERS * self.game.params["rounds"]:
+            if self.in_units():
+                self.units = [
+                    u + f for u, f in zip(self.units, final_units(self.scores), strict=True)
+                ]
             self.phase, self.to_move = OVER, TERMINAL
         else:
             self.deal_no += 1
@@ -377,7 +316,17 @@ class KozyrBoysState(TrickTakingState):
             self._play(action)
 
     def _result_detail(self) -> JSON:
-        return {"deals": [d.to_json() for d in self.deals]}
+        detail: JSON = {"deals": [d.to_json() for d in self.deals]}
+        if self.in_units():
+            detail["points"] = list(self.scores)
+        return detail
+
+    def result(self) -> Result:
+        """Ranked by points, or by units with the ``units`` settlement (points in the detail)."""
+        if not self.in_units() or not self.is_terminal():
+            return super().result()
+        units = tuple(self.units)
+        return Result(ranking_from_scores(units), units, self._result_detail())
 
     def action_to_json(self, action: Action) -> JSON:
         if action >= DISCARD:
@@ -425,6 +374,7 @@ class KozyrBoysState(TrickTakingState):
             "scores": list(self.scores),
             "last_deal": self.deals[-1].to_json() if self.deals else None,
             "history": [dict(e) for e in self.history],
+            **({"units": list(self.units)} if self.in_units() else {}),
         }
 
     def observation(self, seat: int | None) -> JSON:
@@ -444,24 +394,6 @@ class KozyrBoysState(TrickTakingState):
         view["discards"] = cards.strs(self.discards)
         view["first_dealer"] = self.first_dealer
         return view
-
-
-def deal_points(
-    tricks: Sequence[int], taken: Sequence[int], last: int, dealer: int, discard: int
-) -> list[int]:
-    """A deal's points per seat: card points taken, the last trick bonus, the discard (to the
-    dealer, unless he took no trick), and the no-trick payments (-30, +15 to each other)."""
-    points = list(taken)
-    points[last] += LAST_TRICK_BONUS
-    if tricks[dealer]:
-        points[dealer] += discard
-    for seat in range(PLAYERS):
-        if not tricks[seat]:
-            points = [
-                p - NO_TRICK_PENALTY if s == seat else p + NO_TRICK_GIFT
-                for s, p in enumerate(points)
-            ]
-    return points
 
 
 def parse_pair(obj: JSON) -> tuple[Card, Card]:

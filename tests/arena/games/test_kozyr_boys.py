@@ -14,12 +14,13 @@ from arena.agents import greedy_agent, play_out, random_agent
 from arena.bots import load_bot
 from arena.games import make_game
 from arena.games.base import TERMINAL, IllegalActionError
-from arena.games.kozyr_boys import (
-    KozyrBoys,
-    KozyrBoysState,
+from arena.games.kozyr_boys import KozyrBoys, KozyrBoysState
+from arena.games.kozyr_boys_rules import (
     Trumps,
     deal_points,
+    deal_units,
     discard_pairs,
+    final_units,
 )
 from arena.runner import BuiltinBot, SeatStatus, run_match
 from sandbox import get_sandbox
@@ -375,3 +376,44 @@ def test_sample_bots_play_a_match_as_real_processes() -> None:
     assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
     kinds = {step["action"]["type"] for step in outcome.replay["steps"] if step["seat"] == 0}
     assert kinds == {"discard", "play"}
+
+
+# ---- the units settlement -------------------------------------------------------------------
+
+
+def test_units_a_trickless_player_pays_each_other_player_a_unit() -> None:
+    assert deal_units([0, 6, 4], []) == [-2, 1, 1]
+    assert deal_units([0, 10, 0], []) == [-1, 2, -1]
+
+
+def test_units_losing_the_left_bower_to_the_right_bower_costs_a_unit() -> None:
+    assert deal_units([3, 3, 4], [(2, 0)]) == [-1, 0, 1]
+
+
+def test_units_end_of_match_payments_go_to_the_winner() -> None:
+    assert final_units([250, 149, 51]) == [3.0, -1.0, -2.0]
+    assert final_units([300, 99, 49]) == [5.0, -2.0, -3.0]
+    assert final_units([450, 0, 150]) == [4.0, -4.0, 0.0]
+    assert final_units([200, 200, 50]) == [1.0, 1.0, -2.0]
+
+
+def test_units_the_no_trick_payment_is_in_units_not_points() -> None:
+    assert deal_points([6, 0, 4], [80, 0, 53], 0, 1, 7, no_trick_points=False) == [90, 0, 53]
+
+
+def test_units_right_bower_capturing_the_left_is_recorded() -> None:
+    state = game("units").position(
+        [["JH", "9H", "8S"], ["JD", "AS", "7S"], ["7H", "QC", "TC"]], "9H", P2, ["KC", "QS"]
+    )
+    play(state, "JH", "JD", "7H")
+    assert state.captures == [(P0, P1)]
+
+
+def test_units_decide_the_match_and_points_go_to_the_detail() -> None:
+    state = game("units").new_state(12)
+    play_out(state, [greedy_agent, random_agent, greedy_agent], random.Random(12))
+    result = state.result()
+    assert result.detail["points"] == state.scores
+    assert sum(result.scores) == 0
+    assert list(result.scores) == state.observation(None)["units"]
+    assert "units" not in game().new_state(12).observation(None)
