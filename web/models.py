@@ -235,7 +235,10 @@ class Match(db.Model):  # type: ignore[name-defined,misc]
 
 class MatchSeat(db.Model):  # type: ignore[name-defined,misc]
     __tablename__ = "match_seats"
-    __table_args__ = (UniqueConstraint("match_id", "seat"),)
+    __table_args__ = (
+        UniqueConstraint("match_id", "seat"),
+        Index("ix_match_seats_bot_match", "bot_id", "match_id"),  # a bot's matches
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
@@ -275,7 +278,12 @@ class RatingChange(db.Model):  # type: ignore[name-defined,misc]
     """The effect of one match on one bot; unique per (match, bot) so no match is rated twice."""
 
     __tablename__ = "rating_changes"
-    __table_args__ = (UniqueConstraint("match_id", "bot_id"),)
+    __table_args__ = (
+        UniqueConstraint("match_id", "bot_id"),
+        # ladder tables (placements, trends) and rating histories read these in index order
+        Index("ix_rating_changes_ladder_bot", "ladder_id", "bot_id", "id", "place"),
+        Index("ix_rating_changes_bot_ladder", "bot_id", "ladder_id", "id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     match_id: Mapped[int] = mapped_column(ForeignKey("matches.id"), index=True)
