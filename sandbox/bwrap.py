@@ -63,7 +63,10 @@ _names = itertools.count()
 
 def bwrap_path() -> str | None:
     """The bubblewrap executable (``ARENA_BWRAP`` overrides the PATH lookup)."""
-    return os.environ.get("ARENA_BWRAP") or shutil.which("bwrap")
+    chosen = os.environ.get("ARENA_BWRAP")
+    if chosen:
+        return chosen if os.access(chosen, os.X_OK) else None
+    return shutil.which("bwrap")
 
 
 def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -78,7 +81,7 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
     if head in ("python", "python3") and os.path.exists("/usr/bin/python3"):
         return ["/usr/bin/python3", *rest], []
     if "/" in head:
-        exe = head if os.path.isabs(head) else os.path.join("/bot", head)
+        exe = os.path.normpath(head if os.path.isabs(head) else os.path.join("/bot", head))
         return [exe, *rest], []
     found = shutil.which("nodejs" if head == "node" and not shutil.which("node") else head)
     if found is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import socket
 import struct
 import threading
 from collections.abc import Mapping, Sequence
@@ -44,6 +45,8 @@ IMAGE_ENV = "ARENA_DOCKER_IMAGE"
 LABEL = "org.kozyri-arena.bot"
 """Every bot container carries this label (value: the slot), so strays can be found."""
 BOT_USER = "10001:10001"
+API_VERSION = "1.41"
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 CPU_SHARE = 1.0
 STOP_TIMEOUT_S = 10.0
 
@@ -57,7 +60,9 @@ def api_client() -> Any:
     """A low-level Docker API client configured from the environment (``DOCKER_HOST``...)."""
     import docker  # the SDK is only needed by this backend
 
-    return docker.APIClient(version="auto", timeout=60, **docker.utils.kwargs_from_env())
+    # A fixed API version (1.41: Docker 20.10, Podman 4) skips a probe that leaks its socket
+    # when the engine is down; every call used here exists in it.
+    return docker.APIClient(version=API_VERSION, timeout=60, **docker.utils.kwargs_from_env())
 
 
 def container_command(command: Sequence[str]) -> list[str]:
@@ -298,23 +303,19 @@ class DockerSandbox(Sandbox):
 
     @classmethod
     def available(cls) -> str | None:
+        problem = _socket_problem(os.environ.get("DOCKER_HOST") or DEFAULT_SOCKET)
+        if problem is not None:
+            return problem
         try:
             api = api_client()
-            api.ping()
         except ImportError:
             return "the docker Python package is not installed (pip install docker)"
         except Exception as exc:
-            return f"no Docker engine reachable ({exc}); set DOCKER_HOST (scripts/ci-docker.sh)"
+            return f"no Docker engine configured ({exc}); set DOCKER_HOST (scripts/ci-docker.sh)"
         try:
-            api.inspect_image(image_name())
-        except Exception:
-            return (
-                f"image {image_name()!r} not found: build it with scripts/ci-docker.sh or "
-                f"docker build -t {image_name()} -f sandbox/runner.Dockerfile sandbox"
-            )
+            return _engine_problem(api)
         finally:
             api.close()
-        return None
 
     def spawn(
         self,
@@ -389,6 +390,40 @@ class DockerSandbox(Sandbox):
             "seccomp": True,
             "separate_uid": True,
         }
+
+
+def _socket_problem(host: str) -> str | None:
+    """Why a local engine socket cannot be reached (checked here: the SDK leaks the socket of
+    a failed connection)."""
+    if not host.startswith("unix://"):
+        return None
+    path = host.removeprefix("unix://")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(5)
+        try:
+            probe.connect(path)
+        except OSError as exc:
+            return (
+                f"no Docker engine at {path} ({exc.strerror or exc}); "
+                "set DOCKER_HOST (scripts/ci-docker.sh starts a private engine)"
+            )
+    return None
+
+
+def _engine_problem(api: Any) -> str | None:
+    """None if the engine answers and has the runner image, else what is wrong."""
+    try:
+        api.ping()
+    except Exception as exc:
+        return f"no Docker engine reachable ({exc}); set DOCKER_HOST (scripts/ci-docker.sh)"
+    try:
+        api.inspect_image(image_name())
+    except Exception:
+        return (
+            f"image {image_name()!r} not found: build it with scripts/ci-docker.sh or "
+            f"docker build -t {image_name()} -f sandbox/runner.Dockerfile sandbox"
+        )
+    return None
 
 
 def stray_containers(api: Any | None = None) -> list[str]:

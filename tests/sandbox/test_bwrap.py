@@ -1,0 +1,170 @@
+"""The bubblewrap backend: the world a bot sees, its limits, and the messages when it cannot run."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import sandbox
+from sandbox import SandboxUnavailable, get_sandbox
+from sandbox.base import Limits, Sandbox
+from sandbox.bwrap import MISSING, UID_BASE, BwrapSandbox, resolve_interpreter
+from sandbox.cgroups import ROOT_NAME, find_hierarchies
+from tests.sandbox.driver import fresh_slot, host_uid_processes
+
+PROBE = r"""
+import json, os, socket, sys
+out = {"uid": os.getuid(), "env": dict(os.environ), "root": sorted(os.listdir("/")),
+       "cwd": os.getcwd(), "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+       "hostname": socket.gethostname(), "etc": sorted(os.listdir("/etc"))}
+lines = open("/proc/self/status").read().splitlines()
+status = dict(l.split(":\t", 1) for l in lines if ":\t" in l)
+out["cap_eff"] = status["CapEff"].strip()
+out["seccomp"] = status["Seccomp"].strip()
+out["bot_writable"] = os.access("/bot", os.W_OK)
+for family in ("AF_INET", "AF_UNIX"):
+    try:
+        socket.socket(getattr(socket, family)).close()
+        out[family] = "ok"
+    except OSError as exc:
+        out[family] = exc.errno
+with open("/tmp/x", "wb") as f:
+    try:
+        f.write(b"\0" * (9 << 20)); f.flush(); out["big_file"] = "ok"
+    except OSError as exc:
+        out["big_file"] = exc.errno
+files = []
+try:
+    while True:
+        files.append(open("/dev/null"))
+except OSError as exc:
+    out["open_files"] = len(files)
+print(json.dumps(out), flush=True)
+sys.stdin.read()
+"""
+
+LIMITS = Limits(memory_mb=256, processes=32, file_size_mb=8, open_files=32, tmp_mb=32)
+
+
+def run_probe(box: Sandbox, folder: Path, slot: int, **env: str) -> dict[str, object]:
+    (folder / "probe.py").write_text(PROBE)
+    (folder / "probe.py").chmod(0o644)
+    process = box.spawn(folder, ["python3", "probe.py"], LIMITS, env=env, slot=slot)
+    try:
+        line = os.read(process.stdout_fd, 1 << 20) if process.wait(0) is None else b""
+        while line and not line.endswith(b"\n"):
+            line += os.read(process.stdout_fd, 1 << 20)
+        if os.geteuid() == 0:
+            assert host_uid_processes(UID_BASE + slot), "the bot runs as its slot's host uid"
+    finally:
+        process.close()
+    assert line, "no output from the probe"
+    result: dict[str, object] = json.loads(line)
+    return result
+
+
+@pytest.fixture
+def probe(bwrap_sandbox: Sandbox, open_dir: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.setenv("ARENA_SECRET", "referee-only")
+    return run_probe(bwrap_sandbox, open_dir, fresh_slot(), ARENA_SEAT="2")
+
+
+def test_bot_sees_only_its_own_world(probe: dict) -> None:
+    assert probe["cwd"] == "/bot"
+    assert set(probe["root"]) <= {"bin", "bot", "dev", "etc", "kit", "lib", "lib32", "lib64"} | {
+        "proc",
+        "sbin",
+        "tmp",
+        "usr",
+    }
+    assert "passwd" not in probe["etc"]
+    assert probe["pids"] == [1]  # no other process is visible, not even bubblewrap
+    assert probe["bot_writable"] is False
+    assert probe["uid"] == 1000
+    assert probe["cap_eff"] == "0000000000000000"
+    assert probe["hostname"] == "arena"
+
+
+def test_environment_is_rebuilt(probe: dict) -> None:
+    env = probe["env"]
+    assert "ARENA_SECRET" not in env
+    assert env["ARENA_SEAT"] == "2"
+    assert env["PYTHONPATH"] == "/kit/python"
+    assert env["NODE_PATH"] == "/kit/js"
+    assert env["HOME"] == "/tmp"
+
+
+def test_rlimits_hold(probe: dict) -> None:
+    assert probe["big_file"] == 27  # EFBIG at file_size_mb
+    assert isinstance(probe["open_files"], int)
+    assert probe["open_files"] < LIMITS.open_files
+
+
+def test_seccomp_refuses_internet_sockets(probe: dict, bwrap_sandbox: Sandbox) -> None:
+    if not bwrap_sandbox.enforced(LIMITS)["seccomp"]:
+        pytest.skip("libseccomp is not usable here")
+    assert probe["seccomp"] == "2"
+    assert probe["AF_INET"] == 13  # EACCES from the filter (the empty netns would allow it)
+    assert probe["AF_UNIX"] == "ok"
+
+
+def test_without_seccomp_only_the_namespace_blocks(open_dir: Path, bwrap_sandbox: Sandbox) -> None:
+    probe = run_probe(BwrapSandbox(seccomp=False), open_dir, fresh_slot())
+    assert probe["AF_INET"] == "ok"
+    assert probe["seccomp"] == "0"
+
+
+def test_node_runs_with_kit_path(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
+    (open_dir / "bot.js").write_text("console.log(process.env.NODE_PATH + ' ' + process.version)")
+    (open_dir / "bot.js").chmod(0o644)
+    process = bwrap_sandbox.spawn(open_dir, ["node", "bot.js"], LIMITS, slot=fresh_slot())
+    assert process.wait(20) == 0
+    out = os.read(process.stdout_fd, 4096).decode()
+    process.close()
+    assert out.startswith("/kit/js v")
+
+
+def test_cgroups_are_made_and_removed(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
+    enforced = bwrap_sandbox.enforced(LIMITS)
+    if not enforced["memory"]:
+        pytest.skip("no writable memory cgroup here")
+    slot = fresh_slot()
+    (open_dir / "idle.py").write_text("import sys; sys.stdin.read()")
+    process = bwrap_sandbox.spawn(open_dir, ["python3", "idle.py"], LIMITS, slot=slot)
+    memory_root = find_hierarchies().v1.get("memory")
+    groups = list((memory_root / ROOT_NAME).glob(f"*slot{slot}")) if memory_root else []
+    limit = int((groups[0] / "memory.limit_in_bytes").read_text()) if groups else None
+    process.close()
+    if memory_root is not None:
+        assert len(groups) == 1
+        assert limit == 256 << 20
+        assert not groups[0].exists()
+    assert process.usage().detail["enforced"]["processes"] is True
+
+
+def test_interpreters_resolve_to_paths_inside_the_sandbox() -> None:
+    assert resolve_interpreter(["python", "bot.py"]) == (["/usr/bin/python3", "bot.py"], [])
+    assert resolve_interpreter(["./bot", "-v"]) == (["/bot/bot", "-v"], [])
+    argv, _extra = resolve_interpreter(["node", "bot.js"])
+    assert os.path.isabs(argv[0]) and argv[1:] == ["bot.js"]
+    with pytest.raises(sandbox.SandboxError):
+        resolve_interpreter(["no-such-interpreter-here"])
+
+
+def test_missing_bubblewrap_says_how_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENA_BWRAP", "/nonexistent/bwrap")
+    assert BwrapSandbox.available() == MISSING
+    assert "apt-get install bubblewrap" in MISSING and "--sandbox none" in MISSING
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+        get_sandbox("bwrap")
+    assert sandbox.default_sandbox_name() is None
+
+
+def test_backends_are_described(bwrap_sandbox: Sandbox) -> None:
+    rows = {row["name"]: row for row in sandbox.describe_backends()}
+    assert rows["none"]["isolates"] is False
+    assert rows["bwrap"]["unavailable"] is None
+    assert sandbox.default_sandbox_name() == "bwrap"

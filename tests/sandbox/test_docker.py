@@ -1,0 +1,117 @@
+"""The Docker backend: the container's settings, the stream splitting, and clean removal."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+import pytest
+
+from sandbox.base import Exit, Limits, Sandbox
+from sandbox.docker import (
+    BOT_USER,
+    LABEL,
+    DockerSandbox,
+    FrameSplitter,
+    container_command,
+    container_env,
+)
+from tests.sandbox.driver import fresh_slot, survivors
+
+LIMITS = Limits(memory_mb=192, processes=32, file_size_mb=8, open_files=64, tmp_mb=16)
+
+ECHO = r"""
+import os, socket, sys
+print("uid", os.getuid(), "net", sorted(os.listdir("/sys/class/net")), file=sys.stderr)
+print("secret", os.environ.get("ARENA_SECRET"), file=sys.stderr)
+try:
+    open("/usr/pwned", "w")
+except OSError as exc:
+    print("root_fs", exc.errno, file=sys.stderr, flush=True)
+for line in sys.stdin:
+    sys.stdout.write(line)
+    sys.stdout.flush()
+"""
+
+
+def frame(stream: int, payload: bytes) -> bytes:
+    return struct.pack(">BxxxL", stream, len(payload)) + payload
+
+
+def test_frames_split_across_reads() -> None:
+    data = frame(1, b"hello\n") + frame(2, b"oops") + frame(1, b"x" * 70000)
+    splitter = FrameSplitter()
+    got = []
+    for i in range(0, len(data), 5):
+        got += splitter.feed(data[i : i + 5])
+    assert got == [(1, b"hello\n"), (2, b"oops"), (1, b"x" * 70000)]
+    assert splitter.buffer == bytearray()
+
+
+def test_command_and_environment_for_the_image() -> None:
+    assert container_command(["python", "bot.py"]) == ["python3", "bot.py"]
+    assert container_command(["./run.sh"]) == ["/bot/run.sh"]
+    assert container_command(["node", "bot.js"]) == ["node", "bot.js"]
+    env = container_env({"ARENA_SEAT": "1"})
+    assert env["PYTHONPATH"] == "/kit/python" and env["ARENA_SEAT"] == "1"
+    assert "ARENA_SECRET" not in env
+
+
+def test_unreachable_engine_is_explained(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    reason = DockerSandbox.available()
+    assert reason is not None and "DOCKER_HOST" in reason
+
+
+def test_missing_image_is_explained(
+    docker_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_DOCKER_IMAGE", "kozyri-arena-no-such-image")
+    reason = DockerSandbox.available()
+    assert reason is not None and "runner.Dockerfile" in reason
+
+
+def test_container_round_trip(
+    docker_sandbox: Sandbox, open_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARENA_SECRET", "referee-only")
+    (open_dir / "echo.py").write_text(ECHO)
+    (open_dir / "echo.py").chmod(0o644)
+    slot = fresh_slot()
+    process = docker_sandbox.spawn(open_dir, ["python3", "echo.py"], LIMITS, slot=slot)
+    assert isinstance(process, type(process)) and process.poll() is None
+    os.write(process.stdin_fd, b'{"type": "hello"}\n')
+    assert os.read(process.stdout_fd, 100) == b'{"type": "hello"}\n'
+    err = b""
+    while b"root_fs" not in err:
+        err += os.read(process.stderr_fd, 4096)
+    process.close()
+    assert f"uid {BOT_USER.split(':')[0]} net ['lo']".encode() in err
+    assert b"secret None" in err
+    assert b"root_fs 30" in err  # EROFS
+    assert process.usage().exit is Exit.KILLED
+    assert survivors(docker_sandbox, slot) == []
+
+
+def test_settings_reach_the_engine(docker_sandbox: Sandbox, open_dir: Path) -> None:
+    assert isinstance(docker_sandbox, DockerSandbox)
+    (open_dir / "idle.py").write_text("import sys; sys.stdin.read()")
+    slot = fresh_slot()
+    process = docker_sandbox.spawn(open_dir, ["python3", "idle.py"], LIMITS, slot=slot)
+    try:
+        info = docker_sandbox.api.inspect_container(process.container)  # type: ignore[attr-defined]
+    finally:
+        process.close()
+    host = info["HostConfig"]
+    assert host["NetworkMode"] == "none"
+    assert host["ReadonlyRootfs"] is True
+    assert host["Memory"] == host["MemorySwap"] == 192 << 20
+    assert host["PidsLimit"] == 32
+    assert host["CapDrop"] == ["ALL"]
+    assert "no-new-privileges" in host["SecurityOpt"]
+    assert host["Init"] is True
+    assert {u["Name"] for u in host["Ulimits"]} == {"fsize", "nofile", "cpu", "nproc"}
+    assert info["Config"]["Labels"][LABEL] == str(slot)
+    assert info["Config"]["User"] == BOT_USER
+    assert survivors(docker_sandbox, slot) == []
