@@ -33,6 +33,9 @@ from arena.protocol import (
 from sandbox.base import Limits, Sandbox
 
 MAX_SCAN_STEPS = 400
+"""How far into a greedy playout to look for positions with one and with many legal actions."""
+SHUTDOWN_GRACE_S = 1.0
+"""How long the bot gets to exit after ``shutdown`` before it is killed (not an error)."""
 
 
 @dataclass
@@ -148,8 +151,10 @@ def run_selftest(
     try:
         _drive(_Probe(conn, report, timeout), game_name, manifest.name)
     finally:
+        if not report.passed:
+            conn.drain_stderr_until_closed(0.5)  # the crash message, if the bot left one
         process.close()
-        stderr = conn.stderr.text() if hasattr(conn.stderr, "text") else ""
+        stderr = conn.stderr.text()
         if stderr:
             report.note("--- the bot's stderr ---\n" + str(stderr)[-4000:])
     return report
@@ -205,7 +210,7 @@ def _endings(probe: _Probe, state: State) -> None:
     if not ok:
         probe.report.fail("deal_end/match_end: the bot stopped reading its input")
         return
-    if probe.conn.wait_exit(time.perf_counter() + probe.timeout):
+    if probe.conn.wait_exit(time.perf_counter() + SHUTDOWN_GRACE_S):
         probe.report.note("deal_end, match_end, shutdown: the bot exited cleanly")
     else:
         probe.report.note("shutdown: the bot did not exit by itself (it is killed; not an error)")

@@ -142,9 +142,10 @@ def _member_cap(member: Member, limits: UnpackLimits) -> int:
 def _zip_member(info: zipfile.ZipInfo) -> Member:
     path = safe_member_path(info.filename)
     mode = (info.external_attr >> 16) & 0xFFFF
-    if mode and stat.S_ISLNK(mode):
+    kind = stat.S_IFMT(mode)  # 0 when the archiver recorded permissions only
+    if kind == stat.S_IFLNK:
         raise UploadError(f"{info.filename!r}: symbolic links are not allowed in a bot archive")
-    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
         raise UploadError(f"{info.filename!r}: only regular files and folders are allowed")
     if info.flag_bits & 0x1:
         raise UploadError(f"{info.filename!r}: encrypted archive members are not supported")

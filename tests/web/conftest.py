@@ -1,0 +1,248 @@
+"""Fixtures for the service: a per-run PostgreSQL database, a Redis database number, the app,
+real Celery worker processes, and bot factories.
+
+Where PostgreSQL or Redis is not reachable the tests that need them skip with the reason; with
+``ARENA_REQUIRE_SERVICES=1`` (CI) such a skip is a failure instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_bots"
+PG_URL = os.environ.get("ARENA_TEST_DATABASE_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("ARENA_TEST_REDIS_URL", "redis://127.0.0.1:6379/").rstrip("/")
+
+
+def missing(reason: str) -> None:
+    """Skip, or fail when the environment says the services must be there."""
+    if os.environ.get("ARENA_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"required service missing: {reason}")
+    pytest.skip(reason)
+
+
+def _redis_db_number() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    return 10 + int(worker.removeprefix("gw") or 0) % 6
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """A fresh PostgreSQL database for this test run, migrated, dropped at the end."""
+    admin = make_url(PG_URL)
+    name = f"arena_test_{uuid.uuid4().hex[:10]}"
+    try:
+        engine = create_engine(admin, isolation_level="AUTOCOMMIT")
+        with engine.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    except Exception as exc:
+        missing(f"PostgreSQL at {admin.render_as_string()} is not reachable: {exc}")
+    url = admin.set(database=name).render_as_string(hide_password=False)
+    _migrate(url)
+    yield url
+    with engine.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    engine.dispose()
+
+
+def _migrate(url: str) -> None:
+    from flask_migrate import upgrade
+
+    from web import create_app
+
+    app = create_app({"DATABASE_URL": url, "STORAGE_DIR": "/nonexistent"})
+    with app.app_context():
+        upgrade()
+        from web.extensions import db
+
+        db.engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """A Redis database number of its own for this test process."""
+    import redis
+
+    url = f"{REDIS_URL}/{_redis_db_number()}"
+    try:
+        redis.Redis.from_url(url).ping()
+    except Exception as exc:
+        missing(f"Redis at {REDIS_URL} is not reachable: {exc}")
+    return url
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A temporary folder that sandboxed bots (running as other uids) can read.
+
+    pytest's own temporary root is private to its user, so bot folders cannot live there.
+    """
+    path = Path(tempfile.mkdtemp(prefix="arena-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def base_config(tmp_path: Path, **extra: Any) -> dict[str, Any]:
+    """Settings for a test app: short leases and timeouts so failures show quickly."""
+    config: dict[str, Any] = {
+        "TESTING": True,
+        "STORAGE_DIR": str(tmp_path / "storage"),
+        "SANDBOX": "bwrap",
+        "TRUSTED_SANDBOX": "bwrap",
+        "ALLOW_UNSANDBOXED_SAMPLES": True,
+        "MOVE_TIMEOUT": 2.0,
+        "TIME_BANK": 4.0,
+        "MATCH_LEASE": 6,
+        "QUEUED_STALE_AFTER": 2,
+        "SELFTEST_TIMEOUT": 10.0,
+        "MAX_ATTEMPTS": 3,
+        "WORKER_CONCURRENCY": 1,
+    }
+    config.update(extra)
+    return config
+
+
+def _truncate_all(url: str) -> None:
+    from web.extensions import db
+
+    engine = create_engine(url)
+    tables = ", ".join(f'"{t.name}"' for t in db.metadata.sorted_tables)
+    with engine.begin() as conn:
+        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    engine.dispose()
+
+
+@pytest.fixture
+def pg_app(pg_url: str, redis_url: str, shared_tmp: Path) -> Iterator[Flask]:
+    """The app on the per-run PostgreSQL database (emptied first) and the test Redis."""
+    import redis
+
+    from web import create_app
+
+    _truncate_all(pg_url)
+    redis.Redis.from_url(redis_url).flushdb()
+    app = create_app(base_config(shared_tmp, DATABASE_URL=pg_url, REDIS_URL=redis_url))
+    with app.app_context():
+        yield app
+        from web.extensions import db
+
+        db.session.remove()
+        db.engine.dispose()
+
+
+def app_env(app: Flask) -> dict[str, str]:
+    """Environment that makes a child process build the same app (``ARENA_*`` variables)."""
+    from web.config import default_settings
+
+    env = dict(os.environ)
+    for key in default_settings():
+        value = app.config[key]
+        env[f"ARENA_{key}"] = "1" if value is True else "0" if value is False else str(value)
+    env["ARENA_DATABASE_URL"] = app.config["SQLALCHEMY_DATABASE_URI"]
+    return env
+
+
+@dataclass
+class Worker:
+    """A real Celery worker process started by a test."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(10)
+
+
+@pytest.fixture
+def start_worker(tmp_path: Path) -> Iterator[Callable[..., Worker]]:
+    """Start Celery workers (``-c`` processes each) for the current app; all killed at the end."""
+    started: list[Worker] = []
+
+    def start(app: Flask, concurrency: int = 1, name: str | None = None, **env: str) -> Worker:
+        name = name or f"w{len(started)}"
+        log = tmp_path / f"{name}.log"
+        command = [
+            sys.executable, "-m", "celery", "-A", "web.worker:celery", "worker",
+            "-Q", "matches,default", "-c", str(concurrency), "-P", "prefork",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+            "-l", "info", "-n", f"{name}@%h",
+        ]  # fmt: skip
+        process = subprocess.Popen(
+            command,
+            env={**app_env(app), **env},
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=ROOT,
+        )
+        worker = Worker(process, log)
+        started.append(worker)
+        wait_for(lambda: "ready." in worker.output(), 60, f"worker {name} to start", worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def wait_for(
+    check: Callable[[], Any], timeout: float, what: str, worker: Worker | None = None
+) -> Any:
+    """Poll ``check`` until it returns something true; fail with ``what`` after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        if worker is not None and worker.process.poll() is not None:
+            pytest.fail(f"worker died while waiting for {what}:\n{worker.output()[-3000:]}")
+        time.sleep(0.2)
+    tail = worker.output()[-3000:] if worker else ""
+    pytest.fail(f"timed out after {timeout}s waiting for {what}\n{tail}")
+
+
+def require_bwrap() -> None:
+    from sandbox import get_sandbox
+
+    try:
+        get_sandbox("bwrap")
+    except Exception as exc:
+        if os.environ.get("ARENA_REQUIRE_BWRAP") == "1":
+            pytest.fail(f"bwrap required: {exc}")
+        pytest.skip(f"bwrap sandbox not available: {exc}")
+
+
+def sample_version(folder: str, owner_name: str = "house", *, house: bool = True) -> Any:
+    """Register ``sample_bots/<folder>`` (trusted, to a house account) and make it active now."""
+    from web.extensions import db
+    from web.services import bots, users
+
+    owner = users.get_or_create_user(owner_name, house=house)
+    db.session.commit()
+    version = bots.register_folder(owner, SAMPLES / folder, trusted=True)
+    status = bots.prepare(version.id)
+    assert str(status) == "active", version.build_log + version.validation_log + str(version.error)
+    return version

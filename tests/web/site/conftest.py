@@ -1,0 +1,232 @@
+"""Fixtures for the site and API: the app on PostgreSQL, users of every role, a ladder with
+finished matches, and a running match whose partial replay holds hidden cards.
+
+Rows are inserted directly (bots need not build to appear on pages); replays are real, recorded
+by the engine with built-in agents.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.serving import make_server
+
+from tests.web.conftest import _truncate_all, base_config
+
+PASSWORD = "correct horse battery"
+GAME = "svoi-kozyri"
+RUNNING_SEED = 1_987_654_321
+
+
+@pytest.fixture
+def app(pg_url: str, redis_url: str, shared_tmp: Path) -> Iterator[Flask]:
+    """The app with CSRF on and rate limits counted in the test Redis database."""
+    import redis
+
+    from web import create_app
+
+    _truncate_all(pg_url)
+    redis.Redis.from_url(redis_url).flushdb()
+    config = base_config(
+        shared_tmp,
+        DATABASE_URL=pg_url,
+        REDIS_URL=redis_url,
+        RATELIMIT_STORAGE_URI=redis_url,
+        SECRET_KEY="site-tests",
+        SANDBOX="none",
+        TRUSTED_SANDBOX="none",
+        VALIDATION_MATCH=False,
+    )
+    config.pop("TESTING", None)  # keep errors as pages and JSON, as in production
+    application = create_app(config)
+    with application.app_context():
+        yield application
+        from web.extensions import db
+
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def csrf_from(html: str) -> str:
+    """The CSRF token of the first form in a page."""
+    found = re.search(r'name="csrf_token" type="hidden" value="([^"]+)"', html) or re.search(
+        r'name="csrf_token" value="([^"]+)"', html
+    )
+    assert found, "no CSRF token in the page"
+    return found.group(1)
+
+
+def login(client: FlaskClient, username: str, password: str = PASSWORD) -> None:
+    page = client.get("/login").get_data(as_text=True)
+    answer = client.post(
+        "/login", data={"username": username, "password": password, "csrf_token": csrf_from(page)}
+    )
+    assert answer.status_code == 302, answer.get_data(as_text=True)[:500]
+
+
+@dataclass
+class World:
+    """Everything the tests look at: people, bots, a ladder, matches and a running match."""
+
+    admin: Any
+    owner: Any
+    other: Any
+    ladder: Any
+    bots: list[Any]
+    versions: list[Any]
+    finished: Any
+    running: Any
+    hidden: set[str] = field(default_factory=set)
+    """Cards in seat 1's hand at the point the running match has reached (seat 1 is not owner's)."""
+    tokens: dict[str, str] = field(default_factory=dict)
+
+
+def _users() -> tuple[Any, Any, Any]:
+    from web.services import users
+
+    admin = users.create_user("root-admin", PASSWORD, admin=True)
+    owner = users.create_user("alice", PASSWORD)
+    other = users.create_user("mallory", PASSWORD)
+    return admin, owner, other
+
+
+def _bot(owner: Any, name: str) -> tuple[Any, Any]:
+    from web.extensions import db
+    from web.models import Bot, BotVersion, VersionStatus
+
+    bot = Bot(owner_id=owner.id, name=name)
+    db.session.add(bot)
+    db.session.flush()
+    version = BotVersion(
+        bot_id=bot.id,
+        number=1,
+        sha256="0" * 64,
+        status=VersionStatus.ACTIVE,
+        games=[GAME],
+        language="python",
+        build_log=f"SECRET-BUILD-LOG of {name}",
+        validation_log=f"SECRET-VALIDATION-LOG of {name}",
+    )
+    db.session.add(version)
+    db.session.flush()
+    return bot, version
+
+
+def record(seed: int, players: int = 2) -> dict[str, Any]:
+    """A real replay of greedy agents, with debug and stderr text in every step."""
+    import random
+
+    from arena.agents import greedy_agent
+    from arena.games import make_game
+    from arena.replay import record_builtin_match
+
+    state = make_game(GAME, players=players).new_state(seed)
+    replay: dict[str, Any] = dict(
+        record_builtin_match(
+            state, [greedy_agent] * players, ["a", "b"], random.Random(seed), timed=False
+        )
+    )
+    for step in replay["steps"]:
+        step["debug"] = f"DEBUG-OF-SEAT-{step['seat']}"
+        step["stderr"] = f"STDERR-OF-SEAT-{step['seat']}"
+    return replay
+
+
+def _store(replay: dict[str, Any]) -> str:
+    from web.storage import get_storage
+
+    storage = get_storage()
+    return storage.relative(storage.put_replay(orjson.dumps(replay)))
+
+
+def _match(ladder: Any, versions: list[Any], seed: int, status: Any) -> Any:
+    from web.extensions import db
+    from web.models import Match, MatchSeat
+
+    match = Match(ladder_id=ladder.id, game_config=ladder.game_config(), seed=seed, status=status)
+    for seat, version in enumerate(versions):
+        match.seats.append(MatchSeat(seat=seat, bot_id=version.bot_id, bot_version_id=version.id))
+    db.session.add(match)
+    db.session.flush()
+    return match
+
+
+def _finish(match: Any, replay: dict[str, Any]) -> None:
+    from web.models import utcnow
+    from web.services import ratings
+
+    match.replay_path = _store(replay)
+    match.result = replay["result"]
+    match.outcome = replay["outcome"]
+    match.final_hash = replay["final_hash"]
+    match.finished_at = utcnow()
+    for seat in match.seats:
+        seat.place = replay["result"]["ranking"][seat.seat]
+        seat.status = "ok"
+    ratings.apply_match(match, [s.bot_id for s in match.seats], replay["result"]["ranking"])
+
+
+def _run_partly(match: Any, replay: dict[str, Any]) -> set[str]:
+    """Store the first half of ``replay`` as the running match's partial replay."""
+    from arena.replay import state_at
+
+    cut = len(replay["steps"]) // 2
+    partial = {k: v for k, v in replay.items() if k not in ("result", "outcome", "final_hash")}
+    partial["steps"] = replay["steps"][:cut]
+    match.replay_path = _store(partial)
+    return set(state_at(replay, cut).private_cards(1))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def world(app: Flask) -> World:
+    """alice owns seat 0 of every match (bot ``alice-bot``), mallory seat 1 (``mallory-bot``)."""
+    from web.extensions import db
+    from web.models import MatchStatus
+    from web.services import ladders, users
+
+    admin, owner, other = _users()
+    ladder = ladders.get_or_create_ladder(GAME, players=2)
+    (bot_a, ver_a), (bot_b, ver_b) = _bot(owner, "alice-bot"), _bot(other, "mallory-bot")
+    versions = [ver_a, ver_b]
+    finished = _match(ladder, versions, 42, MatchStatus.FINISHED)
+    _finish(finished, record(42))
+    running = _match(ladder, versions, RUNNING_SEED, MatchStatus.RUNNING)
+    hidden = _run_partly(running, record(RUNNING_SEED))
+    tokens = {u.username: users.issue_token(u, "tests") for u in (admin, owner, other)}
+    db.session.commit()
+    assert hidden, "seat 1 should hold cards at the middle of the match"
+    return World(
+        admin, owner, other, ladder, [bot_a, bot_b], versions, finished, running, hidden, tokens
+    )
+
+
+@dataclass
+class LiveServer:
+    url: str
+    thread: threading.Thread
+    server: Any
+
+
+@pytest.fixture
+def live_server(app: Flask) -> Iterator[LiveServer]:
+    """The app served by werkzeug on 127.0.0.1 in a thread."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield LiveServer(f"http://127.0.0.1:{server.server_port}", thread, server)
+    server.shutdown()
+    thread.join(10)

@@ -1,0 +1,157 @@
+"""Every page renders for an anonymous visitor, a bot owner, another user and an admin, and a
+newcomer can find their way from the home page to a bot on a ladder and its replays."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from flask.testing import FlaskClient
+
+from tests.web.site.conftest import World, login
+
+ROLES = ("anonymous", "owner", "other", "admin")
+LOGIN_ONLY = {"/upload", "/account"}
+ADMIN_ONLY = {"/admin"}
+
+
+def page_urls(world: World, tournament_id: int) -> list[str]:
+    slug = world.ladder.slug
+    return [
+        "/",
+        f"/ladders/{slug}",
+        f"/ladders/{slug}?sort=mu&page=1",
+        f"/ladders/{slug}?sort=nonsense&page=x",
+        *(f"/bots/{bot.id}" for bot in world.bots),
+        f"/bots/{world.bots[0].id}?ladder={slug}",
+        "/matches",
+        f"/matches?game=svoi-kozyri&status=finished&ladder={slug}&bot={world.bots[0].id}",
+        f"/matches/{world.finished.id}",
+        f"/matches/{world.running.id}",
+        "/tournaments",
+        f"/tournaments/{tournament_id}",
+        "/users/alice",
+        "/users/mallory",
+        "/docs/api",
+        "/login",
+        "/register",
+        "/upload",
+        "/account",
+        "/admin",
+    ]
+
+
+def as_role(client: FlaskClient, world: World, role: str) -> None:
+    names = {"owner": "alice", "other": "mallory", "admin": "root-admin"}
+    if role in names:
+        login(client, names[role])
+
+
+def expected(url: str, role: str) -> int:
+    path = url.split("?")[0]
+    if path in ADMIN_ONLY and role != "admin":
+        return 404
+    if path in LOGIN_ONLY and role == "anonymous":
+        return 302
+    return 200
+
+
+@pytest.fixture
+def tournament_id(world: World) -> int:
+    from web.services.tournaments import create_tournament
+
+    made = create_tournament(
+        "Autumn cup", world.ladder.game_config(), [v.id for v in world.versions], tables=1
+    )
+    return int(made.id)
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_page_renders(
+    client: FlaskClient, world: World, tournament_id: int, role: str
+) -> None:
+    as_role(client, world, role)
+    for url in page_urls(world, tournament_id):
+        answer = client.get(url)
+        assert answer.status_code == expected(url, role), (url, answer.status_code)
+        if answer.status_code == 200:
+            html = answer.get_data(as_text=True)
+            assert "</html>" in html, url
+
+
+def test_missing_things_are_404_pages(client: FlaskClient, world: World) -> None:
+    for url in ("/bots/999999", "/matches/999999", "/ladders/nope", "/users/nobody",
+                "/tournaments/999999"):  # fmt: skip
+        answer = client.get(url)
+        assert answer.status_code == 404
+        assert "text/html" in answer.content_type
+
+
+def test_ladder_table_shows_ranked_bots_with_trends(client: FlaskClient, world: World) -> None:
+    html = client.get(f"/ladders/{world.ladder.slug}").get_data(as_text=True)
+    assert "alice-bot" in html and "mallory-bot" in html
+    assert html.count('class="spark"') == 2
+    winner = world.finished.seats[world.finished.result["ranking"].index(1)].bot.name
+    first_row = html.split("<tbody>")[1].split("</tr>")[0]
+    assert winner in first_row, "the match winner ranks first"
+
+
+def test_match_page_hosts_the_viewer(client: FlaskClient, world: World) -> None:
+    login(client, "alice")
+    html = client.get(f"/matches/{world.finished.id}").get_data(as_text=True)
+    viewer = re.search(r'<div id="replay-viewer"(.*?)>', html, re.S)
+    assert viewer, "no viewer element"
+    attrs = dict(re.findall(r'(data-[a-z-]+)=["\']([^"\']*)["\']', viewer.group(1)))
+    assert attrs["data-replay-url"] == f"/api/v1/matches/{world.finished.id}/replay"
+    assert attrs["data-frames-url"] == f"/api/v1/matches/{world.finished.id}/frames"
+    assert attrs["data-game"] == "svoi-kozyri"
+    assert attrs["data-viewer-seat"] == "0", "alice owns seat 0"
+    assert "alice-bot" in attrs["data-seats"]
+    assert '<script type="module" src="/static/js/viewer/main.js">' in html
+
+
+def test_viewer_seat_is_empty_for_someone_without_a_seat(client: FlaskClient, world: World) -> None:
+    html = client.get(f"/matches/{world.finished.id}").get_data(as_text=True)
+    assert 'data-viewer-seat=""' in html
+
+
+def test_bot_page_has_the_rating_chart_hooks(client: FlaskClient, world: World) -> None:
+    html = client.get(f"/bots/{world.bots[0].id}").get_data(as_text=True)
+    src = f"/api/v1/bots/{world.bots[0].id}/ratings?ladder={world.ladder.slug}"
+    assert f'<div id="rating-chart" data-src="{src}">' in html
+    assert "Finished above" in html  # head-to-head table
+    assert "mallory-bot" in html
+
+
+def test_a_newcomer_finds_the_way_from_home_to_a_replay(client: FlaskClient, world: World) -> None:
+    """Follow links only: home -> ladder -> bot -> match -> replay."""
+    home = client.get("/").get_data(as_text=True)
+    assert "Sign up" in home and "Upload" in home
+    ladder_link = re.search(r'href="(/ladders/[^"]+)"', home)
+    assert ladder_link
+    ladder = client.get(ladder_link.group(1)).get_data(as_text=True)
+    bot_link = re.search(r'href="(/bots/\d+[^"]*)"', ladder)
+    assert bot_link
+    bot = client.get(bot_link.group(1).replace("&amp;", "&")).get_data(as_text=True)
+    match_link = re.search(r'href="(/matches/\d+)"', bot)
+    assert match_link
+    match = client.get(match_link.group(1)).get_data(as_text=True)
+    replay_link = re.search(r'href="(/api/v1/matches/\d+/replay)"', match)
+    assert replay_link
+    assert client.get(replay_link.group(1)).status_code == 200
+
+
+def test_empty_ladder_says_what_to_do(client: FlaskClient, app: object) -> None:
+    from web.extensions import db
+    from web.services import ladders
+
+    ladder = ladders.get_or_create_ladder("svoi-kozyri", players=3)
+    db.session.commit()
+    html = client.get(f"/ladders/{ladder.slug}").get_data(as_text=True)
+    assert "No bot plays on this ladder yet" in html and "/upload" in html
+
+
+def test_session_cookie_is_httponly_and_lax(client: FlaskClient, world: World) -> None:
+    page = client.get("/login")
+    cookie = page.headers.get("Set-Cookie", "")
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie

@@ -1,0 +1,26 @@
+// Challenge: two open hands, a trump and a side suit each; points for going out first.
+
+import { drawBeating, num, trumpBadge } from "./beating.js";
+
+function badges(view) {
+  return (seat) => {
+    const list = [trumpBadge(view.trumps?.[seat])];
+    const side = view.side_suits?.[seat];
+    if (side) list.push({ text: "side ", suit: side, title: "this seat's side suit" });
+    list.push({ text: `${num(view.points?.[seat] ?? 0)} pts`, className: "score" });
+    return list;
+  };
+}
+
+export default {
+  mount() {},
+  render(view, ctx) {
+    drawBeating(view, ctx, badges(view));
+  },
+  boundary(before, view) {
+    const took = (view.history ?? []).length > (before?.history ?? []).length
+      && view.history.at(-1)?.type === "take";
+    return took ? "take" : null;
+  },
+  unmount() {},
+};

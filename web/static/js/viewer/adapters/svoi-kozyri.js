@@ -1,0 +1,26 @@
+// Svoi Kozyri: every seat has its own trump suit; the fool of each deal scores a point.
+
+import { drawBeating, num, trumpBadge } from "./beating.js";
+
+function badges(view) {
+  return (seat) => {
+    const list = [trumpBadge(view.trumps?.[seat])];
+    const fools = view.fools?.[seat] ?? 0;
+    if (fools) list.push({ text: `fool ×${num(fools)}`, className: "penalty", title: "fool points" });
+    if (view.active && !view.active[seat]) list.push({ text: "out", className: "done" });
+    return list;
+  };
+}
+
+export default {
+  mount() {},
+  render(view, ctx) {
+    drawBeating(view, ctx, badges(view));
+  },
+  boundary(before, view) {
+    const picked = (view.history ?? []).length > (before?.history ?? []).length
+      && view.history.at(-1)?.type === "pick_up";
+    return picked ? "pick-up" : null;
+  },
+  unmount() {},
+};
