@@ -1,8 +1,8 @@
 """The hostile-bot suite, over every isolating backend: each attack is contained, the bot ends
 the way the runner needs to know, nothing survives and nothing is written or leaked on the host.
 
-The bots are started through ``Sandbox.spawn`` and driven by hand here; ``test_hostile_match``
-plays the same bots through the match runner.
+The bots are first started through ``Sandbox.spawn`` and driven by hand; ``test_hostile_match``
+then plays each of them in a real match through the runner.
 """
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.bots import load_bot
+from arena.games import make_game
+from arena.runner import BuiltinBot, SeatStatus, TimeControl, run_match
 from sandbox.base import Exit, Limits, Sandbox
 from tests.sandbox.conftest import BotMaker, Loopback, Scene
 from tests.sandbox.driver import Run, drive, fresh_slot, start, survivors
@@ -124,3 +127,51 @@ def test_sleeper_is_killed(any_sandbox: Sandbox, hostile: BotMaker) -> None:
     run = attack(any_sandbox, hostile("sleeper"), timeout=0.5)
     assert run.findings.get("sleeping") == "1"
     assert run.usage.exit is Exit.KILLED
+
+
+# --- the same bots in real matches --------------------------------------------------------
+
+MATCH_TIME = TimeControl(init_s=20.0, move_s=0.5, bank_s=0.0, max_strikes=2)
+EXPECTED = {
+    "fork-bomb": {SeatStatus.TIMEOUT},
+    # OOM-killed is a crash; a bot thrashing at its memory ceiling times out instead.
+    "memory-hog": {SeatStatus.CRASH, SeatStatus.TIMEOUT},
+    "memory-hog-js": {SeatStatus.CRASH, SeatStatus.TIMEOUT},
+    "cpu-spin": {SeatStatus.TIMEOUT},
+    "disk-filler": {SeatStatus.CRASH},
+    "network": {SeatStatus.CRASH},
+    "snoop": {SeatStatus.CRASH},
+    "escape-write": {SeatStatus.CRASH},
+    "orphan": {SeatStatus.CRASH},
+    "stdout-flood": {SeatStatus.OUTPUT_FLOOD},
+    "sleeper": {SeatStatus.TIMEOUT},
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_hostile_match(
+    any_sandbox: Sandbox, hostile: BotMaker, scene: Scene, loopback: Loopback, name: str
+) -> None:
+    bot = load_bot(hostile(name))
+    before = scene.host_files()
+    slot = fresh_slot()
+    game = make_game("svoi-kozyri", players=2, params={"deals": 1})
+    outcome = run_match(
+        game,
+        [bot, BuiltinBot("greedy")],
+        7,
+        sandbox=any_sandbox,
+        time_control=MATCH_TIME,
+        limits=LIMITS,
+        slot_base=slot,
+    )
+    hostile_seat, other = outcome.seats
+    assert hostile_seat.forfeited, hostile_seat
+    assert hostile_seat.status in EXPECTED[name], hostile_seat.message
+    assert other.status is SeatStatus.OK
+    assert outcome.result.ranking == (2, 1)
+    assert survivors(any_sandbox, slot) == []
+    assert scene.secret not in hostile_seat.stderr
+    assert scene.host_files() == before
+    assert loopback.connections == []
