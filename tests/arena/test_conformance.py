@@ -50,6 +50,19 @@ PAST_DEAL_KEYS = ("previous_history", "last_deal", "earlier_rounds", "deal_resul
 """Observation keys holding only deals or rounds already over: their cards have been dealt
 again since, so a card named there says nothing about who holds it now."""
 
+MALFORMED: list[Any] = [
+    None,
+    "pick_up",
+    [],
+    {},
+    {"type": 7},
+    {"type": "no-such-action"},
+    {"type": "lead", "card": "ZZ"},
+    {"type": "play", "card": 5},
+    {"type": "raise", "amount": "lots"},
+]
+"""Wire actions no game can accept."""
+
 CARD = re.compile(r"^[5-9TJQKA][SHDC]$")
 CARD_TOKEN = re.compile(r"(?<![A-Za-z0-9])([5-9TJQKA][SHDC])(?![A-Za-z0-9])")
 """A card anywhere in a dumped observation, also inside longer strings such as "TH 9C"."""
@@ -108,6 +121,12 @@ class Checker:
         assert orjson.dumps(state.full_view(), option=orjson.OPT_SORT_KEYS) == before
         assert state.current_player() == seat and state.legal_actions() == legal
 
+    def malformed_rejected(self, state: State) -> None:
+        """Wire actions that cannot be parsed raise ``IllegalActionError``, never anything else."""
+        for wire in MALFORMED:
+            with pytest.raises(IllegalActionError):
+                state.apply_json(wire)
+
     def privacy(self, state: State) -> None:
         players = self.game.players
         private = [state.private_cards(seat) for seat in range(players)]
@@ -161,6 +180,8 @@ def play_match(game: Game, seed: int, agents: list[Agent], deep: bool) -> tuple[
     state = game.new_state(seed)
     assert state.full_view() == game.new_state(seed).full_view(), "the deal must follow the seed"
     checker = Checker(game)
+    if deep:
+        checker.malformed_rejected(state)
     seats = [SeatInfo(name=f"s{i}", kind="builtin", version=None) for i in range(game.players)]
     recorder = ReplayRecorder(game.config(), seed, seats)
     rng = random.Random(seed)
