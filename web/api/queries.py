@@ -274,7 +274,7 @@ def match_query(flt: MatchFilter) -> Select[Any]:
         conds.append(Match.ladder_id == flt.ladder_id)
     if flt.tournament_id is not None:
         conds.append(Match.tournament_id == flt.tournament_id)
-    return stmt.where(and_(*conds)).order_by(Match.id.desc())
+    return stmt.where(*conds).order_by(Match.id.desc())
 
 
 def matches(flt: MatchFilter, page: int = 1, per_page: int = 25) -> Page[Match]:
@@ -327,13 +327,13 @@ def bot(bot_id: int) -> Bot | None:
 
 
 def bot_ratings(bot_id: int) -> list[tuple[Rating, Ladder]]:
-    return list(
+    return list(  # type: ignore[arg-type]
         db.session.execute(
             select(Rating, Ladder)
             .join(Ladder, Ladder.id == Rating.ladder_id)
             .where(Rating.bot_id == bot_id)
             .order_by(Ladder.game, Ladder.players)
-        ).tuples()
+        ).all()
     )
 
 

@@ -1,0 +1,48 @@
+"""``arena fetch``: download a server match's replay, to replay or verify it locally."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from arena.cli.remote import ServerError, request, server_url, token_of
+from arena.replay import ReplayError, loads_replay, verify, write_replay
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "fetch", help="download a finished match's replay from an arena server"
+    )
+    parser.add_argument("match_id", metavar="MATCH_ID", type=int, help="the match number")
+    parser.add_argument("--server", help="server URL (ARENA_SERVER; default 127.0.0.1:8000)")
+    parser.add_argument("--token", help="API token: includes your own seats' debug text")
+    parser.add_argument("--out", type=Path, help="file to write (default match-<id>.json)")
+    parser.add_argument(
+        "--verify", action="store_true", help="re-simulate it and compare with what it records"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    server = server_url(args.server)
+    try:
+        data = request(server, f"/matches/{args.match_id}/replay", token=token_of(args.token))
+        replay = loads_replay(data)
+    except ServerError as exc:
+        print(f"arena fetch: {exc}", file=sys.stderr)
+        return 1
+    except ReplayError as exc:
+        print(f"arena fetch: match {args.match_id}: {exc} (is it still running?)", file=sys.stderr)
+        return 1
+    out = args.out or Path(f"match-{args.match_id}.json")
+    write_replay(out, replay, indent=True)
+    print(f"match {args.match_id}: {len(replay['steps'])} steps, seed {replay['seed']} -> {out}")
+    if not args.verify:
+        return 0
+    problems = verify(replay)
+    for problem in problems:
+        print(f"  {problem}")
+    print(f"{out}: {'FAILED' if problems else 'OK (same seed, same result)'}")
+    return 1 if problems else 0
