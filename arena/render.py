@@ -321,3 +321,18 @@ def trick_lines(view: JSON) -> list[RenderableType]:
 
 for _game in ("svoi-kozyri-tricks", "kozyr-boys"):
     HOOKS[_game] = TableHook(trick_lines, frozenset({"trick", "tricks"}))
+
+
+def pile_lines(view: JSON) -> list[RenderableType]:
+    """The pile bottom to top, with its size and the top card picked out."""
+    pile = view.get("pile")
+    if not isinstance(pile, list) or not pile:
+        return [Text("pile: empty", style="dim")]
+    line = Text(f"pile ({len(pile)}): ", style="dim")
+    if len(pile) > 1:
+        line.append(cards_text(pile[:-1])).append("  ")
+    return [line.append("top ", style="dim").append(value_text(pile[-1]))]
+
+
+for _game in ("svoi-kozyri", "challenge"):
+    HOOKS[_game] = TableHook(pile_lines, frozenset({"pile"}))

@@ -129,3 +129,10 @@ def test_real_games_render_mid_match(name: str) -> None:
     other_row = next(line for line in own.splitlines() if line[2:6].strip(" ▶") == "P0")
     assert "▒ ×" in other_row
     assert not any(render.card_text(c).plain in other_row for c in state.private_cards(0))
+
+
+def test_the_pile_shows_its_top_card() -> None:
+    view: JSON = {"game": "svoi-kozyri", "hands": [["AS"], ["KH"]], "pile": ["7S", "9S", "JH"]}
+    assert "pile (3): 7♠ 9♠  top J♥" in text_of(render_table(view))
+    assert "pile (1): top 7♠" in text_of(render_table({**view, "pile": ["7S"]}))
+    assert "pile: empty" in text_of(render_table({**view, "pile": []}))
