@@ -236,6 +236,11 @@ class Connection:
             except OSError:
                 break
 
+    def detach(self) -> None:
+        """Stop using the pipes (the process is closed; its fd numbers may be reused)."""
+        self.stdout_open = self.stderr_open = False
+        self._poll_cache = None
+
     def drain_stderr(self, limit: int = 16) -> bool:
         """Read what stderr holds now (at most ``limit`` chunks); False once it is closed."""
         for _ in range(limit):

@@ -156,6 +156,7 @@ class _Seat:
     closed: bool = False
     think_s: float = 0.0
     cpu_s: float | None = None
+    returncode: int | None = None
     self_name: str | None = None
     rng: random.Random = field(default_factory=random.Random)
 
@@ -305,12 +306,16 @@ class _Referee:
         seat.closed = True
         self._others_cache.clear()
         try:
-            seat.conn.drain_stderr()
+            if seat.conn.stderr_open:
+                seat.conn.drain_stderr()
             seat.conn.process.close()
-            seat.cpu_s = seat.conn.process.usage().cpu_seconds
+            usage = seat.conn.process.usage()
+            seat.cpu_s, seat.returncode = usage.cpu_seconds, usage.returncode
         except Exception as exc:  # cleanup must go on for the other seats
             seat.message = seat.message or f"cleanup failed: {exc}"
             seat.cpu_s = 0.0
+        finally:
+            seat.conn.detach()
 
     # --- the match loop -----------------------------------------------------------------------
 
@@ -388,15 +393,15 @@ class _Referee:
         conn = seat.conn
         assert conn is not None
         if not conn.send(request, deadline):
-            if conn.process.poll() is None and deadline and time.perf_counter() >= deadline:
+            if deadline is not None and time.perf_counter() >= deadline:
                 return None, SeatStatus.TIMEOUT, "did not read its request in time"
-            return None, SeatStatus.CRASH, self._crash_message(conn)
+            return None, SeatStatus.CRASH, self._crash_message(seat)
         while True:
             event = conn.read_line(deadline, self._others(seat))
             if event is ReadEvent.TIMEOUT:
                 return None, SeatStatus.TIMEOUT, "no answer in time"
             if event is ReadEvent.EOF:
-                return None, SeatStatus.CRASH, self._crash_message(conn)
+                return None, SeatStatus.CRASH, self._crash_message(seat)
             if event is ReadEvent.FLOOD:
                 return None, SeatStatus.OUTPUT_FLOOD, "output flood (line too long or too many)"
             try:
@@ -415,10 +420,12 @@ class _Referee:
                 return None, SeatStatus.INVALID_OUTPUT, f"bot reported an error: {msg.message}"
             return None, SeatStatus.INVALID_OUTPUT, "ready sent in answer to a request"
 
-    def _crash_message(self, conn: Connection) -> str:
-        conn.drain_stderr_until_closed(CRASH_GRACE_S)
-        code = conn.process.wait(CRASH_GRACE_S)
-        return f"the bot exited (return code {code})" if code is not None else "stdout closed"
+    def _crash_message(self, seat: _Seat) -> str:
+        """Collect a crashed bot's last stderr, reap it, and say how it ended."""
+        assert seat.conn is not None
+        seat.conn.drain_stderr_until_closed(CRASH_GRACE_S)
+        self._close(seat)  # reaping here keeps the bot's final CPU use and return code
+        return f"the bot's stdout closed (return code {seat.returncode})"
 
     def _penalise(self, seat: _Seat, status: SeatStatus, message: str) -> None:
         if status in _FATAL:
@@ -442,11 +449,11 @@ class _Referee:
             self._close(seat)
 
     def _tell(self, seat: _Seat, data: bytes) -> None:
-        """Send a message that needs no answer; a bot that cannot take it has crashed."""
+        """Send a message that needs no answer; a bot whose stdin is gone has crashed."""
         assert seat.conn is not None
-        sent = seat.conn.send(data, time.perf_counter() + max(self.tc.move_s, 0.1))
-        if not sent and seat.conn.process.poll() is not None:
-            self._forfeit(seat, SeatStatus.CRASH, self._crash_message(seat.conn))
+        deadline = time.perf_counter() + max(self.tc.move_s, 0.1)
+        if not seat.conn.send(data, deadline) and time.perf_counter() < deadline:
+            self._forfeit(seat, SeatStatus.CRASH, self._crash_message(seat))
 
     def _broadcast_deal_end(self, deal: int) -> None:
         for seat in self.seats:
@@ -470,7 +477,10 @@ class _Referee:
         for seat in self.seats:
             if seat.live:
                 end = MatchEnd(result.to_json(), result.ranking[seat.index], seat.status.value)
-                self._tell(seat, encode(end))
+                assert (
+                    seat.conn is not None
+                )  # the result is final: a bot gone by now is not faulted
+                seat.conn.send(encode(end), time.perf_counter() + SHUTDOWN_GRACE_S)
         self.close_all()
         return MatchOutcome(result, game_result, [self._report(s) for s in self.seats],
                             self._replay())  # fmt: skip

@@ -126,6 +126,8 @@ def test_crash_dump_is_kept_in_the_replay(greedy: BotManifest) -> None:
     crash = next(s for s in outcome.replay["steps"] if s["status"] == "crash")
     assert "deliberate crash" in crash["stderr"]
     assert "Traceback" in outcome.seats[1].stderr
+    assert "return code 1" in (outcome.seats[1].message or "")
+    assert outcome.seats[1].cpu_s is not None and outcome.seats[1].cpu_s > 0
 
 
 def test_stderr_flood_is_capped_and_never_blocks(greedy: BotManifest) -> None:
