@@ -337,21 +337,32 @@ def states(replay: Replay) -> Iterator[State]:
         yield state
 
 
-def frames(replay: Replay) -> list[Frame]:
-    """Every frame of the replay, for viewers: see ``Frame``."""
+def frames(replay: Replay, start: int = 0, stop: int | None = None) -> list[Frame]:
+    """The frames ``start`` to ``stop`` (exclusive; all by default), for viewers: see ``Frame``.
+
+    Each frame holds every seat's observation, so a long match makes many megabytes of frames:
+    a viewer can ask for a window at a time.
+    """
     out: list[Frame] = []
     steps = replay["steps"]
+    last = len(steps) if stop is None else min(stop - 1, len(steps))
     for index, state in enumerate(states(replay)):
-        players = state.game.players
-        frame = Frame(
-            index=index,
-            event=steps[index - 1] if index else None,
-            spectator=_plain(state.full_view()),
-            public=_plain(state.observation(None)),
-            seats=[_plain(state.observation(seat)) for seat in range(players)],
-        )
-        out.append(frame)
+        if index > last:
+            break
+        if index >= start:
+            out.append(frame_of(state, index, steps[index - 1] if index else None))
     return out
+
+
+def frame_of(state: State, index: int, event: Step | None) -> Frame:
+    """The frame showing ``state``, reached by ``event``."""
+    return Frame(
+        index=index,
+        event=event,
+        spectator=_plain(state.full_view()),
+        public=_plain(state.observation(None)),
+        seats=[_plain(state.observation(seat)) for seat in range(state.game.players)],
+    )
 
 
 def verify(replay: Replay) -> list[str]:

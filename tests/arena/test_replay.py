@@ -246,3 +246,10 @@ def test_frames_of_a_match_in_progress_need_only_game_seed_and_steps(replay: Rep
     shown = frames(partial)  # type: ignore[arg-type]
     assert [f["index"] for f in shown] == [0, 1, 2, 3]
     assert shown[3]["public"]["to_move"] == replay["steps"][3]["seat"]
+
+
+def test_frames_come_in_windows(replay: Replay) -> None:
+    everything = frames(replay)
+    assert frames(replay, start=2, stop=5) == everything[2:5]
+    assert frames(replay, start=len(everything) - 1) == everything[-1:]
+    assert frames(replay, stop=1) == everything[:1]
