@@ -228,12 +228,15 @@ class BwrapProcess(BotProcess):
         Killing bubblewrap first would orphan its namespace init to the host's pid 1, which
         (in some containers) never reaps it; the zombie would count against the slot's uid.
         """
-        inside = self._cgroup.members() - {self._popen.pid} if self._cgroup else None
+        if self._cgroup is None:
+            self._killed = True  # no way to tell a bot that just ended; kill() does the rest
+            return
+        inside = self._cgroup.members() - {self._popen.pid}
         # With nothing left inside, the bot has just ended and bubblewrap is about to report it.
-        if not inside and self.wait(0.05 if inside is None else 1.0) is not None:
+        if not inside and self.wait(1.0) is not None:
             return
         self._killed = True
-        for pid in inside or ():
+        for pid in inside:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         self.wait(1.0)

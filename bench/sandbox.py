@@ -1,0 +1,141 @@
+"""Sandbox overhead: bot start time and per-move round trip, plain vs bubblewrap vs Docker.
+
+Start time is from ``spawn`` to the bot's first line on stdout (a Python bot that prints at
+once), so it includes the interpreter's own start. The per-move figure is one JSON line (about
+230 bytes) to the bot and its echo back, over the raw file descriptors the runner uses. The
+referee and the bots share one core, as in a real match. Medians; runs are interleaved so that a
+noisy machine affects every backend alike. Docker is measured only if an engine is reachable.
+
+    .venv/bin/python bench/sandbox.py [--starts 30] [--moves 3000] [--docker-starts 10]
+
+The last line is ``ratio=<bwrap start / plain start>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sandbox import backend_class, get_sandbox
+from sandbox.base import BotProcess, Limits, Sandbox
+from sandbox.bwrap import BwrapSandbox
+
+ECHO_BOT = """\
+import sys
+sys.stdout.write("ready\\n")
+sys.stdout.flush()
+for line in sys.stdin:
+    sys.stdout.write(line)
+    sys.stdout.flush()
+"""
+MESSAGE = (
+    b'{"type":"request","id":17,"deal":0,"observation":{"hand":["6S","9H","TD","QC","AS","7D"],'
+    b'"trumps":["H"],"to_move":1,"table":[["9C",null]],"hand_counts":[6,5,6]},'
+    b'"legal_actions":[{"type":"take"},{"type":"beat","card":"TD"}],"time_left_ms":29500}\n'
+)
+LIMITS = Limits(memory_mb=256, processes=32)
+
+
+def read_line(process: BotProcess) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = os.read(process.stdout_fd, 65536)
+        if not chunk:
+            raise RuntimeError(f"bot ended early: {os.read(process.stderr_fd, 4096)!r}")
+        data += chunk
+    return data
+
+
+def start_ms(box: Sandbox, folder: Path, cpu: int) -> float:
+    """Milliseconds from spawn to the bot's first line."""
+    began = time.perf_counter()
+    process = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu)
+    read_line(process)
+    elapsed = (time.perf_counter() - began) * 1000
+    process.close()
+    return elapsed
+
+
+def move_us(box: Sandbox, folder: Path, cpu: int, moves: int) -> float:
+    """Median microseconds for one request line and its echo."""
+    process = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu)
+    read_line(process)
+    times = []
+    for _ in range(moves):
+        began = time.perf_counter()
+        os.write(process.stdin_fd, MESSAGE)
+        read_line(process)
+        times.append((time.perf_counter() - began) * 1e6)
+    process.close()
+    return statistics.median(times)
+
+
+def backends() -> dict[str, Callable[[], Sandbox]]:
+    """The backends to measure; those that cannot run here are left out (and said so)."""
+    found: dict[str, Callable[[], Sandbox]] = {"plain": lambda: get_sandbox("none")}
+    if BwrapSandbox.available() is None:
+        found["bwrap"] = BwrapSandbox
+        found["bwrap-no-cgroups"] = lambda: BwrapSandbox(cgroups=False)
+    else:
+        print(f"# bwrap skipped: {BwrapSandbox.available()}")
+    reason = backend_class("docker").available()
+    if reason is None:
+        found["docker"] = lambda: get_sandbox("docker")
+    else:
+        print(f"# docker skipped: {reason}")
+    return found
+
+
+def measure(args: argparse.Namespace, folder: Path, cpu: int) -> dict[str, tuple[float, float]]:
+    boxes = {name: make() for name, make in backends().items()}
+    starts: dict[str, list[float]] = {name: [] for name in boxes}
+    for round_ in range(args.starts):
+        for name, box in boxes.items():
+            if name == "docker" and round_ >= args.docker_starts:
+                continue
+            starts[name].append(start_ms(box, folder, cpu))
+    moves = {name: move_us(box, folder, cpu, args.moves) for name, box in boxes.items()}
+    return {name: (statistics.median(starts[name]), moves[name]) for name in boxes}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--starts", type=int, default=30)
+    parser.add_argument("--docker-starts", type=int, default=10)
+    parser.add_argument("--moves", type=int, default=3000)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="arena-bench-", dir="/tmp"))
+    folder.chmod(0o755)
+    (folder / "bot.py").write_text(ECHO_BOT)
+    (folder / "bot.py").chmod(0o644)
+    cpu = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        results = measure(args, folder, cpu)
+    finally:
+        os.sched_setaffinity(0, before)
+        shutil.rmtree(folder, ignore_errors=True)
+    plain_start, plain_move = results["plain"]
+    print(f"{'backend':<18} {'start ms':>9} {'x plain':>8} {'move us':>9} {'x plain':>8}")
+    for name, (start, move) in results.items():
+        print(
+            f"{name:<18} {start:9.1f} {start / plain_start:8.2f} {move:9.1f} "
+            f"{move / plain_move:8.2f}"
+        )
+    if "bwrap" in results:
+        print(f"ratio={results['bwrap'][0] / plain_start:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
