@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.agents import AGENTS
-from arena.bots import ManifestError, load_bot
+from arena.bots import BuildError, ManifestError, build_bot, load_bot
 from arena.cli.play import build_game
 from arena.games.base import ConfigError, Game, State
 from arena.replay import Step, write_replay
@@ -50,6 +50,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--move-time", type=float, default=1.0, metavar="S", help="free per move")
     parser.add_argument("--bank", type=float, default=30.0, metavar="S", help="match time bank")
     parser.add_argument("--max-strikes", type=int, default=3, help="strikes before a forfeit")
+    parser.add_argument("--no-build", action="store_true", help="skip the bots' build commands")
     parser.add_argument("--quiet", action="store_true", help="no live progress")
     parser.set_defaults(func=run)
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         if not isinstance(bot, BuiltinBot) and not bot.plays(game.name):
             console.print(f"[yellow]warning:[/] {bot.name} does not list {game.name} in bot.toml")
     sandbox = choose_sandbox(args.sandbox, console)
-    if sandbox is None:
+    if sandbox is None or (not args.no_build and not build_all(seats, console)):
         return 2
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     console.print(
@@ -82,6 +83,22 @@ def run(args: argparse.Namespace) -> int:
     write_replay(path, outcome.replay)  # type: ignore[arg-type]
     console.print(f"replay: {path}   (arena replay {path})")
     return 0
+
+
+def build_all(seats: list[Entrant], console: Console) -> bool:
+    """Run each distinct bot's build command once; False (after saying why) if one fails."""
+    built: set[Path] = set()
+    for bot in seats:
+        if isinstance(bot, BuiltinBot) or not bot.build or bot.path in built:
+            continue
+        console.print(f"building {bot.name}: {' '.join(bot.build)}")
+        try:
+            build_bot(bot)
+        except BuildError as exc:
+            console.print(f"[red]error:[/] {exc}")
+            return False
+        built.add(bot.path)
+    return True
 
 
 def load_entrant(spec: str) -> Entrant:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from arena.bots import ManifestError, load_bot
+from arena.bots import BuildError, ManifestError, build_bot, load_bot
 from arena.games import make_game
 from arena.games.base import Game, State
 
@@ -119,3 +119,15 @@ def test_heuristic_sample_beats_greedy_sample_clearly(game: str) -> None:
         scores = state.result().scores
         mine, theirs = mine + scores[seat], theirs + scores[1 - seat]
     assert mine > 1.3 * theirs, (mine, theirs)
+
+
+def test_build_runs_in_the_bot_folder_and_reports_failure(tmp_path: Path) -> None:
+    make = "[\"python3\", \"-c\", \"open('built.txt', 'w').write('ok')\"]"
+    bot = load_bot(write(tmp_path, GOOD.replace('["make"]', make)))
+    build_bot(bot)
+    assert (tmp_path / "built.txt").read_text() == "ok"
+    failing = '["python3", "-c", "import sys; print(\'no compiler\'); sys.exit(4)"]'
+    broken = load_bot(write(tmp_path, GOOD.replace('["make"]', failing)))
+    with pytest.raises(BuildError, match="exited with 4") as info:
+        build_bot(broken)
+    assert "no compiler" in str(info.value)
