@@ -205,6 +205,7 @@ export class Table {
     }));
     const panel = this.seats[seat];
     panel.hand.classList.toggle("crowded", cards.length > 9);
+    panel.hand.classList.toggle("packed", cards.length > 15);
     this.showCards(panel.hand, items);
   }
 

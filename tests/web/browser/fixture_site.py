@@ -1,0 +1,198 @@
+"""A tiny HTTP site for browser tests of the viewer and the rating chart, without the database.
+
+It serves ``web/static`` as the site does, a test page per replay hosting the viewer exactly as
+the match page does, and the replay and frames of each replay in the shapes of the JSON API
+(``/api/v1/matches/<id>/replay`` and ``/frames``), with the site's Content-Security-Policy, so a
+script or style the real pages would block fails here too. Run it by hand to look at the viewer::
+
+    .venv/bin/python -m tests.web.browser.fixture_site 8765
+"""
+
+from __future__ import annotations
+
+import html
+import mimetypes
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import orjson
+
+from arena.replay import Replay, frames, read_replay
+
+ROOT = Path(__file__).resolve().parents[3]
+STATIC = ROOT / "web" / "static"
+GOLDEN = ROOT / "tests" / "golden"
+CSP = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; "
+    "script-src 'self'; object-src 'none'; frame-ancestors 'none'"
+)
+
+VIEWER_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<link rel="stylesheet" href="/static/css/viewer.css">
+<link rel="stylesheet" href="/static/css/fixture.css"></head>
+<body><h1>{title}</h1>
+<div id="replay-viewer" data-replay-url="/api/replays/{name}" data-frames-url="/api/frames/{name}"
+ data-game="{game}" data-seats='{seats}' data-viewer-seat="{viewer_seat}"></div>
+<p><label>A form field: <input id="notes" type="text"></label></p>
+<script type="module" src="/static/js/viewer/main.js"></script>
+</body></html>"""
+
+CHART_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Rating chart</title>
+<link rel="stylesheet" href="/static/vendor/uplot/uPlot.min.css">
+<link rel="stylesheet" href="/static/css/viewer.css"></head>
+<body><h1>Rating history</h1>
+<div id="rating-chart" data-src="/api/ratings/{name}"></div>
+<script src="/static/vendor/uplot/uPlot.iife.min.js"></script>
+<script type="module" src="/static/js/rating-chart.js"></script>
+</body></html>"""
+
+
+class FixtureSite:
+    """Replays and rating histories by name, served over HTTP on a free loopback port."""
+
+    def __init__(self) -> None:
+        self.replays: dict[str, Replay] = {}
+        self.ratings: dict[str, list[list[Any]]] = {}
+        self.viewer_seats: dict[str, int | None] = {}
+        self._frames: dict[str, list[Any]] = {}
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def add_golden(self, name: str) -> str:
+        """Serve ``tests/golden/<name>.json`` under ``name``; return the viewer page's URL."""
+        return self.add(name, read_replay(GOLDEN / f"{name}.json"))
+
+    def add(self, name: str, replay: Replay, viewer_seat: int | None = None) -> str:
+        self.replays[name] = replay
+        self.viewer_seats[name] = viewer_seat
+        self._frames.pop(name, None)
+        return f"{self.url}/viewer/{name}"
+
+    def frames(self, name: str) -> list[Any]:
+        if name not in self._frames:
+            self._frames[name] = list(frames(self.replays[name]))
+        return self._frames[name]
+
+    def start(self) -> FixtureSite:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def frame_for(frame: Any, seat: int | None) -> dict[str, Any]:
+    """One frame as the API gives it for a finished match (spectator, or one seat's view)."""
+    event = dict(frame["event"]) if frame["event"] else None
+    out: dict[str, Any] = {"index": frame["index"], "event": event, "public": frame["public"]}
+    if seat is None:
+        out["spectator"] = frame["spectator"]
+        out["seats"] = frame["seats"]
+        return out
+    if event is not None and event["seat"] != seat:
+        event.pop("action", None)
+    out["seat"] = frame["seats"][seat]
+    return out
+
+
+def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: tests report what matters."""
+
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            path, query = parts.path, parse_qs(parts.query)
+            try:
+                self._route(path, query)
+            except (KeyError, ValueError, IndexError):
+                self._send(404, b"not found", "text/plain")
+
+        def _route(self, path: str, query: dict[str, list[str]]) -> None:
+            kind, _, name = path.strip("/").partition("/")
+            if kind == "static":
+                self._static(name)
+            elif kind == "viewer":
+                self._send(200, _viewer_page(site, name).encode(), "text/html; charset=utf-8")
+            elif kind == "chart":
+                page = CHART_PAGE.format(name=html.escape(name))
+                self._send(200, page.encode(), "text/html; charset=utf-8")
+            elif path.startswith("/api/replays/"):
+                self._json(site.replays[path.rsplit("/", 1)[1]])
+            elif path.startswith("/api/frames/"):
+                self._frames(path.rsplit("/", 1)[1], query)
+            elif path.startswith("/api/ratings/"):
+                self._json({"data": site.ratings[path.rsplit("/", 1)[1]]})
+            else:
+                raise KeyError(path)
+
+        def _frames(self, name: str, query: dict[str, list[str]]) -> None:
+            seat = int(query["seat"][0]) if "seat" in query else None
+            shown = [frame_for(f, seat) for f in site.frames(name)]
+            self._json({"data": {"match_id": 1, "seat": seat, "live": False, "frames": shown}})
+
+        def _static(self, rel: str) -> None:
+            target = (STATIC / rel).resolve()
+            if rel == "css/fixture.css":
+                self._send(200, b"body{font-family:sans-serif;margin:16px}", "text/css")
+                return
+            if STATIC not in target.parents or not target.is_file():
+                raise KeyError(rel)
+            kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+            if target.suffix == ".js":
+                kind = "text/javascript"
+            self._send(200, target.read_bytes(), kind)
+
+        def _json(self, value: Any) -> None:
+            self._send(200, orjson.dumps(value), "application/json")
+
+        def _send(self, status: int, body: bytes, kind: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Security-Policy", CSP)
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
+
+
+def _viewer_page(site: FixtureSite, name: str) -> str:
+    replay = site.replays[name]
+    seat = site.viewer_seats.get(name)
+    names = orjson.dumps([s["name"] for s in replay["seats"]]).decode()
+    return VIEWER_PAGE.format(
+        title=html.escape(f"Replay {name}"),
+        name=html.escape(name),
+        game=html.escape(str(replay["game"]["game"])),
+        seats=html.escape(names, quote=False).replace("'", "&#39;"),
+        viewer_seat="" if seat is None else seat,
+    )
+
+
+def main() -> None:
+    """Serve every golden replay until interrupted (port from the command line, or 8765)."""
+    site = FixtureSite()
+    site.server.server_close()
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 8765
+    site.server = ThreadingHTTPServer(("127.0.0.1", port), _handler(site))
+    for path in sorted(GOLDEN.glob("*.json")):
+        print(site.add_golden(path.stem))
+    site.server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

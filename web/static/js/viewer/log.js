@@ -1,0 +1,107 @@
+// The move log beside the table (one line per step, grouped by deal, synced to the player) and
+// the step details under it: who moved, how long the bot thought, and its debug and stderr text.
+
+import { describe, newEvents } from "./adapters/common.js";
+import { el } from "./table.js";
+
+/** The text of the step that led to ``frames[i]``, from its action or, if hidden, its events. */
+export function stepText(frames, i, adapter) {
+  const { event, view } = frames[i];
+  if (!event) return "cards dealt";
+  const say = adapter.describe ?? describe;
+  if (event.action) return say(event.action);
+  const mine = newEvents(frames[i - 1]?.view, view).filter((e) => e.seat === event.seat);
+  return mine.length ? mine.map(say).join(", ") : "moves (hidden)";
+}
+
+function timeText(ms) {
+  if (ms === null || ms === undefined) return "";
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 2 : 0)} ms`;
+}
+
+/** The move log: ``onPick(step)`` is called when a line is clicked. */
+export class MoveLog {
+  constructor(container, onPick) {
+    this.list = el("ol", "rv-log");
+    this.list.setAttribute("aria-label", "moves");
+    this.list.addEventListener("click", (e) => {
+      const line = e.target.closest("li[data-step]");
+      if (line) onPick(Number(line.dataset.step));
+    });
+    container.append(this.list);
+    this.lines = [];
+  }
+
+  /** Rebuild the log for ``frames``. */
+  fill(frames, names, adapter) {
+    const nodes = [];
+    this.lines = [null];
+    let deal = null;
+    for (let i = 1; i < frames.length; i += 1) {
+      const event = frames[i].event ?? {};
+      if (event.deal !== undefined && event.deal !== deal) {
+        deal = event.deal;
+        nodes.push(el("li", "deal-sep", `Deal ${deal + 1}`));
+      }
+      const line = this.#line(frames, i, names, adapter);
+      nodes.push(line);
+      this.lines.push(line);
+    }
+    this.list.replaceChildren(...nodes);
+  }
+
+  #line(frames, i, names, adapter) {
+    const event = frames[i].event ?? {};
+    const line = el("li", event.status && event.status !== "ok" ? "strike" : "");
+    line.dataset.step = String(i);
+    line.append(
+      el("span", "n", String(i)),
+      el("span", "who", names[event.seat] ?? `seat ${event.seat}`),
+      el("span", "what", stepText(frames, i, adapter)),
+      el("span", "ms", timeText(event.time_ms)),
+    );
+    if (event.status && event.status !== "ok") line.title = event.status.replaceAll("_", " ");
+    return line;
+  }
+
+  /** Highlight the line of ``step`` and scroll the log (not the page) to it. */
+  show(step) {
+    this.list.querySelector("li.current")?.classList.remove("current");
+    const line = this.lines[step];
+    if (!line) {
+      this.list.scrollTop = 0;
+      return;
+    }
+    line.classList.add("current");
+    const top = line.offsetTop - this.list.offsetTop;
+    if (top < this.list.scrollTop || top > this.list.scrollTop + this.list.clientHeight - line.offsetHeight) {
+      this.list.scrollTop = Math.max(0, top - this.list.clientHeight / 2);
+    }
+  }
+}
+
+/** The details of one step: seat, action, thinking time, status, debug and stderr text. */
+export function stepDetails(frames, i, names, adapter) {
+  const box = el("div", "rv-step");
+  const { event } = frames[i];
+  if (!event) {
+    box.append(el("p", "muted", "The start of the match: the cards are dealt."));
+    return box;
+  }
+  const head = el("p", "step-head");
+  head.append(el("strong", "", names[event.seat] ?? `seat ${event.seat}`), ` ${stepText(frames, i, adapter)}`);
+  box.append(head);
+  const facts = [];
+  if (event.time_ms !== null && event.time_ms !== undefined) facts.push(`thought ${timeText(event.time_ms)}`);
+  if (event.status) facts.push(`status ${event.status.replaceAll("_", " ")}`);
+  if (event.deal !== undefined) facts.push(`deal ${event.deal + 1}`);
+  box.append(el("p", `facts ${event.status && event.status !== "ok" ? "bad" : ""}`, facts.join(" · ")));
+  for (const key of ["debug", "stderr"]) {
+    if (!event[key]) continue;
+    const block = el("details", `bot-text ${key}`);
+    block.open = true;
+    block.append(el("summary", "", key === "debug" ? "Bot's debug note" : "Bot's stderr"), el("pre", "", event[key]));
+    box.append(block);
+  }
+  return box;
+}
