@@ -15,14 +15,13 @@ from arena.cli.main import main
 from arena.games import make_game
 from arena.games.base import Result
 from arena.protocol import MAX_DEBUG_CHARS
-from arena.replay import read_replay, verify
+from arena.replay import apply_forfeits, read_replay, verify
 from arena.runner import (
     FORFEITED,
     BuiltinBot,
     MatchOutcome,
     SeatStatus,
     TimeControl,
-    apply_forfeits,
     run_match,
 )
 from sandbox import get_sandbox

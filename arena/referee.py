@@ -1,0 +1,503 @@
+"""The referee: plays one match between bot processes and polices every answer.
+
+Time rule: every move has a free allowance of ``move_s``; time beyond it is drawn from the seat's
+match bank, and a move times out once it has used its allowance and the whole remaining bank. The
+bank left is sent with every request.
+
+Failure rule: on a timeout, an illegal action, invalid output or an output flood the game's
+``default_action()`` is played and the seat gets a strike; ``max_strikes`` strikes forfeit the
+match, as do a crash or an init failure at once. A forfeited seat's process is killed, its later
+turns are played with the default action, and it is ranked last.
+
+``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena import __version__
+from arena.agents import get_agent
+from arena.bots import BotManifest
+from arena.connection import Connection, ReadEvent
+from arena.games.base import Action, Game, Result, State
+from arena.protocol import (
+    PROTOCOL_VERSION,
+    ActionReply,
+    BotError,
+    DealEnd,
+    ErrorNotice,
+    Hello,
+    LineTooLong,
+    MatchEnd,
+    ProtocolError,
+    Ready,
+    Request,
+    Shutdown,
+    TimeInfo,
+    decode_bot_message,
+    encode,
+)
+from arena.replay import Outcome, ReplayRecorder, SeatInfo, Step, apply_forfeits
+from sandbox.base import Limits, Sandbox, SandboxError
+
+JSON = dict[str, Any]
+
+SHUTDOWN_GRACE_S = 0.5
+"""How long bots get to exit on their own after ``shutdown`` before they are killed."""
+CRASH_GRACE_S = 0.2
+"""How long a crashed bot's stderr is still collected (its crash dump)."""
+
+
+class SeatStatus(enum.StrEnum):
+    """How a seat behaved: ``ok`` or the failure that earned its last strike or its forfeit."""
+
+    OK = "ok"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    ILLEGAL_ACTION = "illegal_action"
+    INVALID_OUTPUT = "invalid_output"
+    OUTPUT_FLOOD = "output_flood"
+    INIT_FAILURE = "init_failure"
+
+
+FORFEITED = "forfeited"
+"""Replay step status of a turn played by default for a seat that has forfeited."""
+
+_FATAL = (SeatStatus.CRASH, SeatStatus.INIT_FAILURE)
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """Time limits of a match, in seconds (see the module docstring for the rule)."""
+
+    init_s: float = 10.0
+    move_s: float = 1.0
+    bank_s: float = 30.0
+    max_strikes: int = 3
+    timeouts: bool = True
+
+    def info(self) -> TimeInfo:
+        return TimeInfo(
+            init_ms=round(self.init_s * 1000),
+            move_ms=round(self.move_s * 1000),
+            bank_ms=round(self.bank_s * 1000),
+            timeouts=self.timeouts,
+        )
+
+
+@dataclass(frozen=True)
+class BuiltinBot:
+    """An in-process agent from ``arena.agents`` taking a seat (``random`` or ``greedy``)."""
+
+    agent: str
+
+    @property
+    def name(self) -> str:
+        return f"builtin:{self.agent}"
+
+
+Entrant = BotManifest | BuiltinBot
+
+
+@dataclass(frozen=True)
+class SeatReport:
+    """How one seat fared: status, strikes, time and CPU used, its stderr log."""
+
+    name: str
+    kind: str
+    status: SeatStatus
+    forfeited: bool
+    strikes: int
+    message: str | None
+    think_s: float
+    bank_left_s: float
+    cpu_s: float | None
+    self_name: str | None
+    stderr: str
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    """A finished match: the result with forfeits applied, per-seat reports and the replay."""
+
+    result: Result
+    game_result: Result
+    seats: list[SeatReport]
+    replay: JSON
+
+    @property
+    def steps(self) -> int:
+        return len(self.replay["steps"])
+
+
+StepCallback = Callable[[State, Step], None]
+"""Called after each decision is applied, with the state and the step as the replay has it."""
+
+
+@dataclass
+class Seat:
+    index: int
+    entrant: Entrant
+    bank_s: float
+    conn: Connection | None = None
+    status: SeatStatus = SeatStatus.OK
+    message: str | None = None
+    strikes: int = 0
+    forfeited: bool = False
+    closed: bool = False
+    think_s: float = 0.0
+    cpu_s: float | None = None
+    returncode: int | None = None
+    self_name: str | None = None
+    rng: random.Random = field(default_factory=random.Random)
+
+    @property
+    def live(self) -> bool:
+        return self.conn is not None and not self.forfeited and not self.closed
+
+
+class Referee:
+    """The match loop: asks the seat to move, polices the answer, records the step."""
+
+    def __init__(
+        self,
+        game: Game,
+        bots: list[Entrant],
+        seed: int,
+        sandbox: Sandbox,
+        tc: TimeControl,
+        limits: Limits | None,
+    ) -> None:
+        self.game, self.seed, self.sandbox, self.tc = game, seed, sandbox, tc
+        self.limits = limits or Limits()
+        self.seats = [
+            Seat(i, bot, tc.bank_s, rng=random.Random(f"{seed}:{i}")) for i, bot in enumerate(bots)
+        ]
+        self.state = game.new_state(seed)
+        self.recorder = ReplayRecorder(game.config(), seed, [_seat_info(b) for b in bots])
+        self.request_id = 0
+        self._others_cache: dict[int, list[Connection]] = {}
+
+    # --- start and stop -----------------------------------------------------------------------
+
+    def start(self, cpu: int | None, slot_base: int) -> None:
+        """Start every bot process, send ``hello`` and collect each ``ready``."""
+        for seat in self.seats:
+            if isinstance(seat.entrant, BotManifest):
+                self._spawn(seat, seat.entrant, cpu, slot_base)
+        deadline = None if not self.tc.timeouts else time.perf_counter() + self.tc.init_s
+        for seat in self.seats:
+            if seat.live:
+                self._await_ready(seat, deadline)
+
+    def _spawn(self, seat: Seat, bot: BotManifest, cpu: int | None, slot_base: int) -> None:
+        try:
+            process = self.sandbox.spawn(
+                bot.path, bot.run, self.limits, slot=slot_base + seat.index, cpu=cpu
+            )
+        except SandboxError as exc:
+            self._forfeit(seat, SeatStatus.INIT_FAILURE, f"could not start: {exc}")
+            return
+        seat.conn = Connection(process)
+        hello = Hello(
+            game=self.game.name,
+            players=self.game.players,
+            seat=seat.index,
+            params=dict(self.game.params),
+            variant=self.game.variant,
+            time=self.tc.info(),
+            name=bot.name,
+        )
+        if not seat.conn.send(encode(hello), time.perf_counter() + self.tc.init_s):
+            self._forfeit(seat, SeatStatus.INIT_FAILURE, "exited before reading hello")
+
+    def _await_ready(self, seat: Seat, deadline: float | None) -> None:
+        assert seat.conn is not None
+        event = seat.conn.read_line(deadline, self._others(seat))
+        if event is not ReadEvent.LINE:
+            self._forfeit(seat, SeatStatus.INIT_FAILURE, f"no ready after hello ({event})")
+            return
+        try:
+            msg = decode_bot_message(seat.conn.lines.popleft())
+        except ProtocolError as exc:
+            self._forfeit(seat, SeatStatus.INIT_FAILURE, f"bad answer to hello: {exc}")
+            return
+        if not isinstance(msg, Ready):
+            self._forfeit(seat, SeatStatus.INIT_FAILURE, "the answer to hello must be ready")
+        elif msg.protocol != PROTOCOL_VERSION:
+            problem = f"bot speaks protocol {msg.protocol}, the referee {PROTOCOL_VERSION}"
+            self._forfeit(seat, SeatStatus.INIT_FAILURE, problem)
+        else:
+            seat.self_name = msg.name
+
+    def close_all(self) -> None:
+        """Say goodbye to every live bot, then kill every process tree; never raises."""
+        live = [s for s in self.seats if s.live]
+        deadline = time.perf_counter() + SHUTDOWN_GRACE_S
+        for seat in live:
+            assert seat.conn is not None
+            seat.conn.send(encode(Shutdown()), deadline)
+        for seat in self.seats:
+            if seat.conn is not None:
+                if seat.live:
+                    seat.conn.wait_exit(deadline)
+                self._close(seat)
+
+    def _close(self, seat: Seat) -> None:
+        if seat.conn is None or seat.closed:
+            return
+        seat.closed = True
+        self._others_cache.clear()
+        try:
+            if seat.conn.stderr_open:
+                seat.conn.drain_stderr()
+            seat.conn.process.close()
+            usage = seat.conn.process.usage()
+            seat.cpu_s, seat.returncode = usage.cpu_seconds, usage.returncode
+        except Exception as exc:  # cleanup must go on for the other seats
+            seat.message = seat.message or f"cleanup failed: {exc}"
+            seat.cpu_s = 0.0
+        finally:
+            seat.conn.detach()
+
+    # --- the match loop -----------------------------------------------------------------------
+
+    def play(self, on_step: StepCallback | None) -> MatchOutcome:
+        state = self.state
+        while not state.is_terminal():
+            deal = state.deal_index
+            seat = self.seats[state.current_player()]
+            action, step = self._turn(seat, deal)
+            state.apply_action(action)
+            self.recorder.steps.append(step)
+            if on_step is not None:
+                on_step(state, step)
+            if state.is_terminal() or state.deal_index != deal:
+                self._broadcast_deal_end(deal)
+        return self._outcome()
+
+    def _turn(self, seat: Seat, deal: int) -> tuple[Action, Step]:
+        if isinstance(seat.entrant, BuiltinBot):
+            return self._builtin_turn(seat, seat.entrant, deal)
+        if not seat.live:
+            action = self.state.default_action()
+            wire = self.state.action_to_json(action)
+            return action, _step(seat.index, wire, deal, None, FORFEITED)
+        return self._bot_turn(seat, deal)
+
+    def _builtin_turn(self, seat: Seat, bot: BuiltinBot, deal: int) -> tuple[Action, Step]:
+        started = time.perf_counter()
+        action = get_agent(bot.agent)(self.state, seat.rng)
+        ms = (time.perf_counter() - started) * 1000
+        wire = self.state.action_to_json(action)
+        return action, _step(seat.index, wire, deal, round(ms, 3), SeatStatus.OK)
+
+    def _bot_turn(self, seat: Seat, deal: int) -> tuple[Action, Step]:
+        assert seat.conn is not None
+        state = self.state
+        legal = state.legal_actions()
+        legal_json = [state.action_to_json(a) for a in legal]
+        self.request_id += 1
+        request = encode(Request(
+            id=self.request_id,
+            deal=deal,
+            observation=state.observation(seat.index),
+            legal_actions=legal_json,
+            time_left_ms=round(seat.bank_s * 1000),
+            move_ms=round(self.tc.move_s * 1000),
+        ))  # fmt: skip
+        started = time.perf_counter()  # the bot's clock starts once its request is ready
+        deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
+        reply, status, message = self._exchange(seat, request, deadline)
+        elapsed = time.perf_counter() - started
+        self._charge(seat, elapsed)
+        action: Action | None = None
+        if reply is not None:
+            action, status, message = _resolve(state, reply, legal)
+        if action is None:
+            action = state.default_action()
+            self._penalise(seat, status, message or status.value)
+        debug = reply.debug if reply is not None else None
+        if seat.conn.stderr_open:  # what the bot logged before answering is in the pipe now
+            seat.conn.drain_stderr()
+        excerpt = seat.conn.stderr.take_step_excerpt()
+        wire = state.action_to_json(action)
+        step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
+        return action, step
+
+    def _charge(self, seat: Seat, elapsed: float) -> None:
+        seat.think_s += elapsed
+        seat.bank_s = max(0.0, seat.bank_s - max(0.0, elapsed - self.tc.move_s))
+
+    def _exchange(
+        self, seat: Seat, request: bytes, deadline: float | None
+    ) -> tuple[ActionReply | None, SeatStatus, str | None]:
+        """Send a request and wait for its answer; stale answers to older requests are skipped."""
+        conn = seat.conn
+        assert conn is not None
+        if not conn.send(request, deadline):
+            if deadline is not None and time.perf_counter() >= deadline:
+                return None, SeatStatus.TIMEOUT, "did not read its request in time"
+            return None, SeatStatus.CRASH, self._crash_message(seat)
+        while True:
+            event = conn.read_line(deadline, self._others(seat))
+            if event is ReadEvent.TIMEOUT:
+                return None, SeatStatus.TIMEOUT, "no answer in time"
+            if event is ReadEvent.EOF:
+                return None, SeatStatus.CRASH, self._crash_message(seat)
+            if event is ReadEvent.FLOOD:
+                return None, SeatStatus.OUTPUT_FLOOD, "output flood (line too long or too many)"
+            try:
+                msg = decode_bot_message(conn.lines.popleft())
+            except LineTooLong as exc:
+                return None, SeatStatus.OUTPUT_FLOOD, str(exc)
+            except ProtocolError as exc:
+                return None, SeatStatus.INVALID_OUTPUT, str(exc)
+            if type(msg) is ActionReply:
+                if msg.id is None or msg.id == self.request_id:
+                    return msg, SeatStatus.OK, None
+                continue  # a late answer to an older request
+            if isinstance(msg, BotError):
+                if msg.id not in (None, self.request_id):
+                    continue
+                return None, SeatStatus.INVALID_OUTPUT, f"bot reported an error: {msg.message}"
+            return None, SeatStatus.INVALID_OUTPUT, "ready sent in answer to a request"
+
+    def _crash_message(self, seat: Seat) -> str:
+        """Collect a crashed bot's last stderr, reap it, and say how it ended."""
+        assert seat.conn is not None
+        seat.conn.drain_stderr_until_closed(CRASH_GRACE_S)
+        self._close(seat)  # reaping here keeps the bot's final CPU use and return code
+        return f"the bot's stdout closed (return code {seat.returncode})"
+
+    def _penalise(self, seat: Seat, status: SeatStatus, message: str) -> None:
+        if status in _FATAL:
+            self._forfeit(seat, status, message)
+            return
+        seat.strikes += 1
+        seat.status, seat.message = status, message
+        if seat.strikes >= self.tc.max_strikes:
+            self._forfeit(
+                seat, status, f"{message}; strike {seat.strikes} of {self.tc.max_strikes}"
+            )
+            return
+        notice = ErrorNotice(
+            self.request_id, status.value, message, seat.strikes, self.tc.max_strikes
+        )
+        self._tell(seat, encode(notice))
+
+    def _forfeit(self, seat: Seat, status: SeatStatus, message: str) -> None:
+        seat.status, seat.message, seat.forfeited = status, message, True
+        if seat.conn is not None:
+            self._close(seat)
+
+    def _tell(self, seat: Seat, data: bytes) -> None:
+        """Send a message that needs no answer; a bot whose stdin is gone has crashed."""
+        assert seat.conn is not None
+        deadline = time.perf_counter() + max(self.tc.move_s, 0.1)
+        if not seat.conn.send(data, deadline) and time.perf_counter() < deadline:
+            self._forfeit(seat, SeatStatus.CRASH, self._crash_message(seat))
+
+    def _broadcast_deal_end(self, deal: int) -> None:
+        for seat in self.seats:
+            if seat.live:
+                self._tell(seat, encode(DealEnd(deal, self.state.observation(seat.index))))
+
+    def _others(self, seat: Seat) -> list[Connection]:
+        """The other live bots (whose stderr is drained while ``seat`` thinks); cached per seat."""
+        cached = self._others_cache.get(seat.index)
+        if cached is None:
+            cached = [s.conn for s in self.seats if s is not seat and s.live and s.conn is not None]
+            self._others_cache[seat.index] = cached
+        return cached
+
+    # --- the outcome --------------------------------------------------------------------------
+
+    def _outcome(self) -> MatchOutcome:
+        game_result = self.state.result()
+        forfeited = [s.forfeited for s in self.seats]
+        result = apply_forfeits(game_result, forfeited)
+        for seat in self.seats:
+            if seat.live:
+                end = MatchEnd(result.to_json(), result.ranking[seat.index], seat.status.value)
+                assert (
+                    seat.conn is not None
+                )  # the result is final: a bot gone by now is not faulted
+                seat.conn.send(encode(end), time.perf_counter() + SHUTDOWN_GRACE_S)
+        self.close_all()
+        return MatchOutcome(result, game_result, [self._report(s) for s in self.seats],
+                            self._replay())  # fmt: skip
+
+    def _report(self, seat: Seat) -> SeatReport:
+        conn = seat.conn
+        return SeatReport(
+            name=seat.entrant.name,
+            kind="builtin" if isinstance(seat.entrant, BuiltinBot) else "bot",
+            status=seat.status,
+            forfeited=seat.forfeited,
+            strikes=seat.strikes,
+            message=seat.message,
+            think_s=seat.think_s,
+            bank_left_s=seat.bank_s,
+            cpu_s=seat.cpu_s,
+            self_name=seat.self_name,
+            stderr=conn.stderr.text() if conn is not None else "",
+        )
+
+    def _replay(self) -> JSON:
+        outcome = Outcome(
+            status=[s.status.value for s in self.seats],
+            forfeited=[s.forfeited for s in self.seats],
+            strikes=[s.strikes for s in self.seats],
+        )
+        replay: JSON = {**self.recorder.finish(self.state, outcome)}
+        return replay
+
+
+def _seat_info(entrant: Entrant) -> SeatInfo:
+    if isinstance(entrant, BuiltinBot):
+        return SeatInfo(name=entrant.name, kind="builtin", version=__version__)
+    return SeatInfo(name=entrant.name, kind="bot", version=entrant.version)
+
+
+def _step(
+    seat: int,
+    action: JSON,
+    deal: int,
+    time_ms: float | None,
+    status: str,
+    debug: str | None = None,
+    stderr: str | None = None,
+) -> Step:
+    return Step(
+        seat=seat,
+        action=action,
+        deal=deal,
+        time_ms=time_ms,
+        status=str(status),
+        debug=debug,
+        stderr=stderr,
+    )
+
+
+def _resolve(
+    state: State, reply: ActionReply, legal: list[Action]
+) -> tuple[Action | None, SeatStatus, str | None]:
+    """The engine action a reply names, or why it names none that is legal."""
+    if reply.index is not None:
+        if 0 <= reply.index < len(legal):
+            return legal[reply.index], SeatStatus.OK, None
+        return None, SeatStatus.ILLEGAL_ACTION, f"index {reply.index} out of 0..{len(legal) - 1}"
+    try:
+        action = state.action_from_json(reply.action)
+    except Exception as exc:  # a game's parser may raise anything on hostile input
+        return None, SeatStatus.ILLEGAL_ACTION, f"unreadable action {reply.action!r}: {exc}"
+    if action not in legal:
+        return None, SeatStatus.ILLEGAL_ACTION, f"{reply.action!r} is not legal now"
+    return action, SeatStatus.OK, None
