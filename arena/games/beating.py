@@ -20,11 +20,12 @@ range          meaning                     wire form
 
 from __future__ import annotations
 
-from typing import Any
+from abc import abstractmethod
+from typing import Any, ClassVar
 
 from arena import cards
 from arena.cards import Card, Suit
-from arena.games.base import Action, IllegalActionError
+from arena.games.base import JSON, TERMINAL, Action, IllegalActionError, State
 
 LEAD = 0
 BEAT = 64
@@ -35,6 +36,15 @@ CHOOSE_SIDE = 200
 
 ALL = "all"
 """A pick-up count meaning "the whole pile"."""
+
+CHOOSE, LEAD_MODE, RESPOND, EXIT, SECOND_MODE, OVER = range(6)
+"""Modes: who does what next. ``EXIT`` follows a player going out on a beat (svoi-kozyri)."""
+
+EV_LEAD, EV_BEAT, EV_SECOND, EV_PICK_UP = range(4)
+"""History event kinds both games share; each game numbers its own kinds from 4 up. An event is
+a tuple ``(kind, seat, *payload)``: cheap to record, turned into JSON only when observed."""
+
+_CARD_EVENTS = {EV_LEAD: "lead", EV_BEAT: "beat", EV_SECOND: "second"}
 
 _CARD_KINDS = {"lead": LEAD, "beat": BEAT, "second": SECOND}
 _SUIT_KINDS = {"choose_trump": CHOOSE_TRUMP, "choose_side": CHOOSE_SIDE}
@@ -211,3 +221,162 @@ def action_from_json(obj: Any, take_word: str = "pick_up") -> Action:
         return PICK_UP
     known = [*_CARD_KINDS, take_word, *_SUIT_KINDS]
     raise IllegalActionError(f"unknown action type {kind!r} (types: {', '.join(known)})")
+
+
+class BeatingState(State):
+    """The machinery both beating games share: modes, cached legal actions, the move dispatch,
+    the repetition count, the default and greedy policies and the wire forms of actions.
+
+    A subclass deals, keeps the seats' trumps (``_trump``) and decides what ends a deal.
+    """
+
+    mode_names: ClassVar[tuple[str, ...]]
+    take_word: ClassVar[str] = "pick_up"
+
+    _hands: list[int]
+    _pile: Pile
+    _mode: int
+    _to_move: int
+    _index: int
+    _turns: int
+    _legal: list[Action] | None
+    _seen: dict[tuple[int, ...], int]
+    _history: list[tuple[int, ...]]
+
+    def current_player(self) -> int:
+        return TERMINAL if self._mode == OVER else self._to_move
+
+    def is_terminal(self) -> bool:
+        return self._mode == OVER
+
+    @property
+    def deal_index(self) -> int:
+        return self._index
+
+    def legal_actions(self) -> list[Action]:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return list(legal)
+
+    def _compute_legal(self) -> list[Action]:
+        mode = self._mode
+        if mode == RESPOND:
+            out = card_actions(self._beating_cards(), BEAT)
+            out.append(PICK_UP)
+            return out
+        if mode == LEAD_MODE:
+            return card_actions(self._hands[self._to_move], LEAD)
+        if mode == SECOND_MODE:
+            return card_actions(self._hands[self._to_move], SECOND)
+        return [] if mode == OVER else self._other_legal()
+
+    def _beating_cards(self) -> int:
+        """The mover's cards that beat the top card."""
+        seat = self._to_move
+        return self._hands[seat] & BEAT_MASKS[self._trump(seat)][self._pile.cards[-1]]
+
+    def apply_action(self, action: Action) -> None:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        if action not in legal:
+            raise IllegalActionError(self._illegal_message(action))
+        self._legal = None
+        seat = self._to_move
+        deal = self._index
+        if action < BEAT:
+            self._play_card(seat, action, EV_LEAD)
+        elif action < SECOND:
+            self._play_card(seat, action - BEAT, EV_BEAT)
+        elif action < PICK_UP:
+            self._play_card(seat, action - SECOND, EV_SECOND)
+        elif action == PICK_UP:
+            self._pick_up(seat)
+        else:
+            self._choose(seat, action)
+            return
+        if self._index == deal and self._mode != OVER:
+            self._guard_deal()
+
+    def _illegal_message(self, action: Action) -> str:
+        try:
+            shown: Any = self.action_to_json(action)
+        except IllegalActionError:
+            shown = action
+        mode = self.mode_names[self._mode]
+        return f"{shown} is not legal for seat {self._to_move} in mode {mode!r}"
+
+    def _note_position(self) -> int:
+        """Count one more occurrence of the current position; return how many there have been.
+
+        A position is every hand, the pile in order, the seat to move and the mode.
+        """
+        key = (self._pile.key, self._to_move, self._mode, *self._hands)
+        seen = self._seen.get(key, 0) + 1
+        self._seen[key] = seen
+        return seen
+
+    @abstractmethod
+    def _trump(self, seat: int) -> Suit:
+        """The own trump suit of ``seat``."""
+
+    @abstractmethod
+    def _other_legal(self) -> list[Action]:
+        """Legal actions in the game's own modes (choosing suits, leading after an exit)."""
+
+    @abstractmethod
+    def _play_card(self, seat: int, card: Card, kind: int) -> None:
+        """Lay ``card`` on the pile as a lead, beat or second card (``kind`` is the event)."""
+
+    @abstractmethod
+    def _pick_up(self, seat: int) -> None:
+        """Move cards from the pile into the hand of ``seat``."""
+
+    @abstractmethod
+    def _choose(self, seat: int, action: Action) -> None:
+        """Apply a choice of suit."""
+
+    @abstractmethod
+    def _guard_deal(self) -> None:
+        """After a move that did not end the deal: apply the turn cap and the repetition rule."""
+
+    def default_action(self) -> Action:
+        """Pick up if allowed, else lead (or lay as second card) the lowest card; when choosing,
+        the first free suit."""
+        legal = self.legal_actions()
+        if PICK_UP in legal:
+            return PICK_UP
+        if self._mode == CHOOSE:
+            return legal[0]
+        base = SECOND if self._mode == SECOND_MODE else LEAD
+        return base + lowest(self._hands[self._to_move])
+
+    def greedy_action(self) -> Action:
+        """Beat as cheaply as possible, shed low side-suit cards, pick up only when stuck."""
+        mode = self._mode
+        if mode in (CHOOSE, OVER):
+            return self.default_action()
+        seat = self._to_move
+        hand = self._hands[seat]
+        trump = self._trump(seat)
+        if mode == RESPOND:
+            card = cheapest_beat(hand, self._pile.cards[-1], trump)
+            return PICK_UP if card is None else BEAT + card
+        base = SECOND if mode == SECOND_MODE else LEAD
+        return base + lowest_preferring_side_suits(hand, trump)
+
+    def _shared_event_json(self, event: tuple[int, ...]) -> JSON | None:
+        """The JSON of a lead, beat, second card or pick-up event; ``None`` for others."""
+        kind, seat = event[0], event[1]
+        if kind in _CARD_EVENTS:
+            return {"type": _CARD_EVENTS[kind], "seat": seat, "card": cards.to_str(event[2])}
+        if kind == EV_PICK_UP:
+            return {"type": self.take_word, "seat": seat, "cards": cards.strs(event[2:])}
+        return None
+
+    def action_to_json(self, action: Action) -> JSON:
+        return action_to_json(action, self.take_word)
+
+    def action_from_json(self, obj: Any) -> Action:
+        return action_from_json(obj, self.take_word)

@@ -10,29 +10,37 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
 
 from arena import cards
 from arena.cards import Card, Suit
 from arena.games import beating
 from arena.games.base import (
     JSON,
-    TERMINAL,
     Action,
     ConfigError,
     Game,
     GameSpec,
-    IllegalActionError,
     Param,
     Result,
     State,
     deal_rng,
     ranking_from_scores,
 )
-from arena.games.beating import BEAT, BEAT_MASKS, CHOOSE_SIDE, CHOOSE_TRUMP, LEAD, PICK_UP, SECOND
+from arena.games.beating import (
+    CHOOSE,
+    CHOOSE_SIDE,
+    CHOOSE_TRUMP,
+    EV_BEAT,
+    EV_PICK_UP,
+    LEAD_MODE,
+    OVER,
+    RESPOND,
+    SECOND_MODE,
+    BeatingState,
+)
 
-CHOOSE, LEAD_MODE, RESPOND, SECOND_MODE, OVER = range(5)
-MODE_NAMES = ("choose", "lead", "respond", "second", "over")
+MODE_NAMES = ("choose", "lead", "respond", "lead_after_exit", "second", "over")
+"""Challenge never uses ``lead_after_exit``: a player who empties their hand has won."""
 
 TAKE_WORD = "take"
 
@@ -40,8 +48,7 @@ TAKE_WORD = "take"
 # diamonds; the mirror swaps spades with hearts and clubs with diamonds.
 DEFAULT_SUITS = (cards.SPADES, cards.CLUBS, cards.HEARTS, cards.DIAMONDS)
 
-EV_LEAD, EV_BEAT, EV_SECOND, EV_TAKE, EV_CHOOSE_TRUMP, EV_CHOOSE_SIDE = range(6)
-_CARD_EVENTS = {EV_LEAD: "lead", EV_BEAT: "beat", EV_SECOND: "second"}
+EV_CHOOSE_TRUMP, EV_CHOOSE_SIDE = range(4, 6)
 
 SPEC = GameSpec(
     name="challenge",
@@ -180,8 +187,11 @@ class Challenge(Game):
         return state
 
 
-class ChallengeState(State):
+class ChallengeState(BeatingState):
     """A match of Challenge in progress."""
+
+    mode_names = MODE_NAMES
+    take_word = TAKE_WORD
 
     __slots__ = (
         "_dealer",
@@ -272,71 +282,9 @@ class ChallengeState(State):
     def _trump(self, seat: int) -> Suit:
         return self._suits[0 if seat == self._dealer else 2]
 
-    # ----- the game API --------------------------------------------------------------------
-
-    def current_player(self) -> int:
-        return TERMINAL if self._mode == OVER else self._to_move
-
-    def is_terminal(self) -> bool:
-        return self._mode == OVER
-
-    @property
-    def deal_index(self) -> int:
-        return self._index
-
-    def legal_actions(self) -> list[Action]:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        return list(legal)
-
-    def _compute_legal(self) -> list[Action]:
-        mode = self._mode
-        if mode == OVER:
-            return []
-        hand = self._hands[self._to_move]
-        if mode == RESPOND:
-            top = self._pile.cards[-1]
-            out = beating.card_actions(hand & BEAT_MASKS[self._trump(self._to_move)][top], BEAT)
-            out.append(PICK_UP)
-            return out
-        if mode == LEAD_MODE:
-            return beating.card_actions(hand, LEAD)
-        if mode == SECOND_MODE:
-            return beating.card_actions(hand, SECOND)
+    def _other_legal(self) -> list[Action]:
         base = CHOOSE_SIDE if len(self._suits) == 1 else CHOOSE_TRUMP
         return [base + s for s in range(4) if s not in self._suits]
-
-    def apply_action(self, action: Action) -> None:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        if action not in legal:
-            raise IllegalActionError(self._illegal_message(action))
-        self._legal = None
-        seat = self._to_move
-        deal = self._index
-        if action < BEAT:
-            self._play_card(seat, action, EV_LEAD)
-        elif action < SECOND:
-            self._play_card(seat, action - BEAT, EV_BEAT)
-        elif action < PICK_UP:
-            self._play_card(seat, action - SECOND, EV_SECOND)
-        elif action == PICK_UP:
-            self._take(seat)
-        else:
-            self._choose(seat, action)
-            return
-        if self._index == deal and self._mode != OVER:
-            self._guard_deal()
-
-    def _illegal_message(self, action: Action) -> str:
-        try:
-            shown: Any = self.action_to_json(action)
-        except IllegalActionError:
-            shown = action
-        mode = MODE_NAMES[self._mode]
-        return f"{shown} is not legal for seat {self._to_move} in mode {mode!r}"
 
     # ----- moves ---------------------------------------------------------------------------
 
@@ -362,10 +310,10 @@ class ChallengeState(State):
         )
         self._end_deal(None if draw else seat, "draw" if draw else "out")
 
-    def _take(self, seat: int) -> None:
+    def _pick_up(self, seat: int) -> None:
         taken = self._pile.take(len(self._pile))
         self._hands[seat] |= cards.mask(taken)
-        self._history.append((EV_TAKE, seat, *taken))
+        self._history.append((EV_PICK_UP, seat, *taken))
         self._mode = LEAD_MODE
         self._to_move = seat if self.game.taker_leads else 1 - seat
 
@@ -393,12 +341,6 @@ class ChallengeState(State):
         elif self._note_position() >= 3:
             self._end_deal(None, "repetition")
 
-    def _note_position(self) -> int:
-        key = (self._pile.key, self._to_move, self._mode, *self._hands)
-        seen = self._seen.get(key, 0) + 1
-        self._seen[key] = seen
-        return seen
-
     def _end_deal(self, winner: int | None, reason: str) -> None:
         self._results.append(
             {"deal": self._index, "dealer": self._dealer, "winner": winner, "reason": reason}
@@ -422,39 +364,13 @@ class ChallengeState(State):
             detail={"deals": [dict(r) for r in self._results]},
         )
 
-    # ----- policies ------------------------------------------------------------------------
-
-    def default_action(self) -> Action:
-        """Take if allowed, else lead (or lay as second card) the lowest card."""
-        legal = self.legal_actions()
-        if PICK_UP in legal:
-            return PICK_UP
-        if self._mode == CHOOSE:
-            return legal[0]
-        base = SECOND if self._mode == SECOND_MODE else LEAD
-        return base + beating.lowest(self._hands[self._to_move])
-
-    def greedy_action(self) -> Action:
-        """Beat as cheaply as possible, shed low side-suit cards, take only when stuck."""
-        mode = self._mode
-        if mode in (CHOOSE, OVER):
-            return self.default_action()
-        hand = self._hands[self._to_move]
-        trump = self._trump(self._to_move)
-        if mode == RESPOND:
-            card = beating.cheapest_beat(hand, self._pile.cards[-1], trump)
-            return PICK_UP if card is None else BEAT + card
-        base = SECOND if mode == SECOND_MODE else LEAD
-        return base + beating.lowest_preferring_side_suits(hand, trump)
-
     # ----- views ---------------------------------------------------------------------------
 
     def _event_json(self, event: tuple[int, ...]) -> JSON:
+        shared = self._shared_event_json(event)
+        if shared is not None:
+            return shared
         kind, seat = event[0], event[1]
-        if kind in _CARD_EVENTS:
-            return {"type": _CARD_EVENTS[kind], "seat": seat, "card": cards.to_str(event[2])}
-        if kind == EV_TAKE:
-            return {"type": TAKE_WORD, "seat": seat, "cards": cards.strs(event[2:])}
         word = "choose_trump" if kind == EV_CHOOSE_TRUMP else "choose_side"
         return {"type": word, "seat": seat, "suit": cards.SUITS[event[2]]}
 
@@ -498,9 +414,3 @@ class ChallengeState(State):
 
     def private_cards(self, seat: int) -> set[str]:
         return set()
-
-    def action_to_json(self, action: Action) -> JSON:
-        return beating.action_to_json(action, TAKE_WORD)
-
-    def action_from_json(self, obj: Any) -> Action:
-        return beating.action_from_json(obj, TAKE_WORD)

@@ -20,7 +20,6 @@ from arena.cards import Card, Suit
 from arena.games import beating
 from arena.games.base import (
     JSON,
-    TERMINAL,
     Action,
     ConfigError,
     Game,
@@ -32,16 +31,27 @@ from arena.games.base import (
     deal_rng,
     ranking_from_scores,
 )
-from arena.games.beating import BEAT, BEAT_MASKS, CHOOSE_TRUMP, LEAD, PICK_UP, SECOND, Pile
+from arena.games.beating import (
+    BEAT,
+    CHOOSE,
+    CHOOSE_TRUMP,
+    EV_BEAT,
+    EV_PICK_UP,
+    EXIT,
+    LEAD,
+    LEAD_MODE,
+    OVER,
+    RESPOND,
+    SECOND_MODE,
+    BeatingState,
+    Pile,
+)
 
-CHOOSE, LEAD_MODE, RESPOND, EXIT, SECOND_MODE, OVER = range(6)
 MODE_NAMES = ("choose_trump", "lead", "respond", "lead_after_exit", "second", "over")
 
 PACK_SIZE = 36
 
-# History events are tuples (kind, seat, *payload); they become JSON only when observed.
-EV_TRANSFER, EV_LEAD, EV_BEAT, EV_SECOND, EV_PICK_UP, EV_OUT, EV_CHOOSE = range(7)
-_CARD_EVENTS = {EV_LEAD: "lead", EV_BEAT: "beat", EV_SECOND: "second"}
+EV_TRANSFER, EV_OUT, EV_CHOOSE = range(4, 7)
 
 _PICKUP_CHOICES = (beating.ALL,)
 
@@ -169,8 +179,10 @@ class SvoiKozyri(Game):
         return state
 
 
-class SvoiKozyriState(State):
+class SvoiKozyriState(BeatingState):
     """A match of Svoi Kozyri in progress."""
+
+    mode_names = MODE_NAMES
 
     __slots__ = (
         "_active",
@@ -280,78 +292,19 @@ class SvoiKozyriState(State):
         self._mode = MODE_NAMES.index(mode)
         self._note_position()
 
-    # ----- the game API --------------------------------------------------------------------
+    # ----- legal actions -----------------------------------------------------------------
 
-    def current_player(self) -> int:
-        return TERMINAL if self._mode == OVER else self._to_move
+    def _trump(self, seat: int) -> Suit:
+        return self._trumps[seat]
 
-    def is_terminal(self) -> bool:
-        return self._mode == OVER
-
-    @property
-    def deal_index(self) -> int:
-        return self._index
-
-    def legal_actions(self) -> list[Action]:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        return list(legal)
-
-    def _compute_legal(self) -> list[Action]:
-        mode = self._mode
-        seat = self._to_move
-        hand = self._hands[seat] if mode != OVER else 0
-        if mode == RESPOND:
-            top = self._pile.cards[-1]
-            out = beating.card_actions(hand & BEAT_MASKS[self._trumps[seat]][top], BEAT)
-            out.append(PICK_UP)
-            return out
-        if mode == LEAD_MODE:
-            return beating.card_actions(hand, LEAD)
-        if mode == SECOND_MODE:
-            return beating.card_actions(hand, SECOND)
-        if mode == EXIT:
-            out = beating.card_actions(hand, LEAD)
+    def _other_legal(self) -> list[Action]:
+        if self._mode == EXIT:
+            out = beating.card_actions(self._hands[self._to_move], LEAD)
             if not self.game.exit_lead_only:
-                top = self._pile.cards[-1]
-                out += beating.card_actions(hand & BEAT_MASKS[self._trumps[seat]][top], BEAT)
+                out += beating.card_actions(self._beating_cards(), BEAT)
             return out
-        if mode == CHOOSE:
-            taken = set(self._trumps)
-            return [CHOOSE_TRUMP + s for s in range(4) if s not in taken]
-        return []
-
-    def apply_action(self, action: Action) -> None:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        if action not in legal:
-            raise IllegalActionError(self._illegal_message(action))
-        self._legal = None
-        seat = self._to_move
-        deal = self._index
-        if action < BEAT:
-            self._play_card(seat, action, EV_LEAD)
-        elif action < SECOND:
-            self._play_card(seat, action - BEAT, EV_BEAT)
-        elif action < PICK_UP:
-            self._play_card(seat, action - SECOND, EV_SECOND)
-        elif action == PICK_UP:
-            self._pick_up(seat)
-        else:
-            self._choose_trump(seat, action - CHOOSE_TRUMP)
-            return
-        if self._index == deal and self._mode != OVER:
-            self._guard_deal()
-
-    def _illegal_message(self, action: Action) -> str:
-        try:
-            shown: Any = self.action_to_json(action)
-        except IllegalActionError:
-            shown = action
-        mode = MODE_NAMES[self._mode]
-        return f"{shown} is not legal for seat {self._to_move} in mode {mode!r}"
+        taken = set(self._trumps)
+        return [CHOOSE_TRUMP + s for s in range(4) if s not in taken]
 
     # ----- moves ---------------------------------------------------------------------------
 
@@ -385,7 +338,8 @@ class SvoiKozyriState(State):
         self._mode = RESPOND if pile.cards else LEAD_MODE
         self._to_move = self._next_active(seat)
 
-    def _choose_trump(self, seat: int, suit: Suit) -> None:
+    def _choose(self, seat: int, action: Action) -> None:
+        suit = action - CHOOSE_TRUMP
         self._trumps[seat] = suit
         self._history.append((EV_CHOOSE, seat, suit))
         nxt = (seat + 1) % self._n
@@ -428,13 +382,6 @@ class SvoiKozyriState(State):
         if self._note_position() >= 3:
             self._end_by_counts("repetition")
 
-    def _note_position(self) -> int:
-        """Count one more occurrence of the current position; return how many there have been."""
-        key = (self._pile.key, self._to_move, self._mode, *self._hands)
-        seen = self._seen.get(key, 0) + 1
-        self._seen[key] = seen
-        return seen
-
     def _end_by_counts(self, reason: str) -> None:
         """The single player holding the most cards loses; a tie for most is a draw."""
         counts = [h.bit_count() for h in self._hands]
@@ -464,41 +411,13 @@ class SvoiKozyriState(State):
             detail={"fools": list(fools), "deals": [dict(r) for r in self._results]},
         )
 
-    # ----- policies ------------------------------------------------------------------------
-
-    def default_action(self) -> Action:
-        """Pick up if allowed, else lead (or lay as second card) the lowest card."""
-        legal = self.legal_actions()
-        if PICK_UP in legal:
-            return PICK_UP
-        if self._mode == CHOOSE:
-            return legal[0]
-        hand = self._hands[self._to_move]
-        base = SECOND if self._mode == SECOND_MODE else LEAD
-        return base + beating.lowest(hand)
-
-    def greedy_action(self) -> Action:
-        """Beat as cheaply as possible, shed low side-suit cards, pick up only when stuck."""
-        mode = self._mode
-        seat = self._to_move
-        if mode in (CHOOSE, OVER):
-            return self.default_action()
-        hand = self._hands[seat]
-        trump = self._trumps[seat]
-        if mode == RESPOND:
-            card = beating.cheapest_beat(hand, self._pile.cards[-1], trump)
-            return PICK_UP if card is None else BEAT + card
-        base = SECOND if mode == SECOND_MODE else LEAD
-        return base + beating.lowest_preferring_side_suits(hand, trump)
-
     # ----- views ---------------------------------------------------------------------------
 
     def _event_json(self, event: tuple[int, ...]) -> JSON:
+        shared = self._shared_event_json(event)
+        if shared is not None:
+            return shared
         kind, seat = event[0], event[1]
-        if kind in _CARD_EVENTS:
-            return {"type": _CARD_EVENTS[kind], "seat": seat, "card": cards.to_str(event[2])}
-        if kind == EV_PICK_UP:
-            return {"type": "pick_up", "seat": seat, "cards": cards.strs(event[2:])}
         if kind == EV_TRANSFER:
             return {
                 "type": "transfer",
@@ -547,11 +466,8 @@ class SvoiKozyriState(State):
     def private_cards(self, seat: int) -> set[str]:
         return set(cards.strs(cards.unmask(self._hands[seat] & ~self._known[seat])))
 
-    def action_to_json(self, action: Action) -> JSON:
-        return beating.action_to_json(action)
-
     def action_from_json(self, obj: Any) -> Action:
-        action = beating.action_from_json(obj)
+        action = super().action_from_json(obj)
         if action >= beating.CHOOSE_SIDE:
             raise IllegalActionError("svoi-kozyri has no choose_side action")
         return action
