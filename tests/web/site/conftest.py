@@ -27,6 +27,22 @@ GAME = "svoi-kozyri"
 RUNNING_SEED = 1_987_654_321
 
 
+class FreshClient(FlaskClient):
+    """A test client whose requests start with an empty ``g``.
+
+    The fixtures hold an app context for the database, and a request reuses the current app
+    context of its app, so without this ``g`` (the logged-in user, the CSRF token) would carry
+    over from one request, or one client, to the next.
+    """
+
+    def open(self, *args: Any, **kwargs: Any) -> Any:
+        from flask import g
+
+        for key in list(vars(g)):
+            delattr(g, key)
+        return super().open(*args, **kwargs)
+
+
 @pytest.fixture
 def app(pg_url: str, redis_url: str, shared_tmp: Path) -> Iterator[Flask]:
     """The app with CSRF on and rate limits counted in the test Redis database."""
@@ -48,6 +64,7 @@ def app(pg_url: str, redis_url: str, shared_tmp: Path) -> Iterator[Flask]:
     )
     config.pop("TESTING", None)  # keep errors as pages and JSON, as in production
     application = create_app(config)
+    application.test_client_class = FreshClient
     with application.app_context():
         yield application
         from web.extensions import db
@@ -75,7 +92,7 @@ def login(client: FlaskClient, username: str, password: str = PASSWORD) -> None:
     answer = client.post(
         "/login", data={"username": username, "password": password, "csrf_token": csrf_from(page)}
     )
-    assert answer.status_code == 302, answer.get_data(as_text=True)[:500]
+    assert answer.status_code == 302, answer.get_data(as_text=True)[-900:]
 
 
 @dataclass
@@ -181,14 +198,28 @@ def _finish(match: Any, replay: dict[str, Any]) -> None:
 
 
 def _run_partly(match: Any, replay: dict[str, Any]) -> set[str]:
-    """Store the first half of ``replay`` as the running match's partial replay."""
-    from arena.replay import state_at
+    """Store the start of ``replay`` as the running match's partial replay.
 
-    cut = len(replay["steps"]) // 2
+    Returns seat 1's hidden cards at that point: those in its hand that seat 0 never saw (a card
+    picked up from the table is in the hand, but everyone saw it).
+    """
+    from arena.replay import states
+
+    # Halfway through the first deal: later deals deal the same cards again, so a card seen in
+    # an earlier deal would say nothing about the hand.
+    cut = sum(1 for step in replay["steps"] if step["deal"] == 0) // 2
     partial = {k: v for k, v in replay.items() if k not in ("result", "outcome", "final_hash")}
     partial["steps"] = replay["steps"][:cut]
     match.replay_path = _store(partial)
-    return set(state_at(replay, cut).private_cards(1))  # type: ignore[arg-type]
+    seen: set[str] = set()
+    hidden: set[str] = set()
+    for index, state in enumerate(states(partial)):  # type: ignore[arg-type]
+        seen |= set(
+            re.findall(r'"([2-9TJQKA][SHDC])"', orjson.dumps(state.observation(0)).decode())
+        )
+        if index == cut:
+            hidden = set(state.private_cards(1))
+    return hidden - seen
 
 
 @pytest.fixture

@@ -1,0 +1,250 @@
+"""What the site must never do: accept a form without its CSRF token, show an owner's logs,
+sources or debug text to anyone else, serve a hidden card of a running match, run script from a
+bot's name or debug text, or let a client hammer the login, upload or API endpoints."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+import orjson
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from tests.web.site.conftest import PASSWORD, World, csrf_from, login
+
+SCRIPT = "<script>alert(1)</script>"
+
+
+def forms(world: World) -> list[tuple[str, dict[str, str]]]:
+    """Every form of the site, as (action, fields without the token)."""
+    return [
+        ("/login", {"username": "alice", "password": PASSWORD}),
+        ("/register", {"username": "eve", "password": PASSWORD, "confirm": PASSWORD}),
+        ("/logout", {}),
+        ("/account/tokens", {"name": "x"}),
+        ("/account/tokens/1/revoke", {}),
+        ("/upload", {"manifest": ""}),
+        (f"/bots/{world.bots[0].id}/resume", {}),
+        (f"/admin/bots/{world.bots[1].id}/pause", {}),
+        (f"/admin/matches/{world.running.id}/requeue", {}),
+        ("/admin/tournaments", {"name": "t", "ladder": world.ladder.slug, "tables": "1"}),
+    ]
+
+
+def test_every_form_refuses_a_post_without_its_csrf_token(
+    client: FlaskClient, world: World
+) -> None:
+    login(client, "root-admin")  # the admin may use every form
+    for action, fields in forms(world):
+        answer = client.post(action, data=fields)
+        assert answer.status_code == 400, action
+        assert "CSRF" in answer.get_data(as_text=True), action
+    from web.extensions import db
+    from web.models import Bot
+
+    db.session.expire_all()
+    assert str(db.session.get(Bot, world.bots[1].id).status) == "active", "nothing was paused"
+
+
+def test_a_form_with_its_token_works(client: FlaskClient, world: World) -> None:
+    login(client, "root-admin")
+    page = client.get(f"/bots/{world.bots[1].id}").get_data(as_text=True)
+    answer = client.post(
+        f"/admin/bots/{world.bots[1].id}/pause", data={"csrf_token": csrf_from(page)}
+    )
+    assert answer.status_code == 302
+    assert "paused by an administrator" in client.get(answer.location).get_data(as_text=True)
+
+
+def test_admin_actions_are_hidden_from_others(client: FlaskClient, world: World) -> None:
+    login(client, "alice")
+    page = client.get(f"/bots/{world.bots[1].id}").get_data(as_text=True)
+    token = csrf_from(page)
+    for action in (
+        f"/admin/bots/{world.bots[1].id}/pause",
+        f"/admin/matches/{world.running.id}/requeue",
+    ):
+        assert client.post(action, data={"csrf_token": token}).status_code == 404
+    assert "Pause (admin)" not in page
+
+
+def test_logs_and_sources_are_for_their_owner(client: FlaskClient, world: World) -> None:
+    bot_id, version_id = world.bots[0].id, world.versions[0].id
+    for who in (None, "mallory"):
+        viewer = client.application.test_client()
+        if who:
+            login(viewer, who)
+        page = viewer.get(f"/bots/{bot_id}").get_data(as_text=True)
+        api = viewer.get(f"/api/v1/bots/{bot_id}").get_data(as_text=True)
+        version = viewer.get(f"/api/v1/versions/{version_id}").get_data(as_text=True)
+        for body in (page, api, version):
+            assert "SECRET-BUILD-LOG" not in body and "SECRET-VALIDATION-LOG" not in body
+        assert viewer.get(f"/versions/{version_id}/archive").status_code in (302, 404)
+    login(client, "alice")
+    assert "SECRET-BUILD-LOG of alice-bot" in client.get(f"/bots/{bot_id}").get_data(as_text=True)
+    token = {"Authorization": f"Bearer {world.tokens['alice']}"}
+    version = client.get(f"/api/v1/versions/{version_id}", headers=token).get_json()["data"]
+    assert version["validation_log"] == "SECRET-VALIDATION-LOG of alice-bot"
+
+
+def test_debug_text_goes_to_the_seat_owner_only(client: FlaskClient, world: World) -> None:
+    url = f"/api/v1/matches/{world.finished.id}/replay"
+    anonymous = client.get(url).get_data(as_text=True)
+    assert "DEBUG-OF-SEAT" not in anonymous and "STDERR-OF-SEAT" not in anonymous
+    token = {"Authorization": f"Bearer {world.tokens['alice']}"}
+    mine = client.get(url, headers=token).get_data(as_text=True)
+    assert "DEBUG-OF-SEAT-0" in mine and "STDERR-OF-SEAT-0" in mine
+    assert "DEBUG-OF-SEAT-1" not in mine and "STDERR-OF-SEAT-1" not in mine
+    frames = client.get(f"{url[:-7]}/frames?seat=1", headers=token).get_data(as_text=True)
+    assert "DEBUG-OF-SEAT-1" not in frames
+
+
+def running_urls(world: World) -> list[str]:
+    m = world.running.id
+    return [
+        f"/api/v1/matches/{m}/replay",
+        f"/api/v1/matches/{m}/frames",
+        f"/api/v1/matches/{m}/frames?seat=0",
+        f"/api/v1/matches/{m}/frames?seat=1",
+        f"/api/v1/matches/{m}",
+        "/api/v1/matches",
+        "/api/v1/matches?status=running",
+        f"/matches/{m}",
+        "/matches",
+        "/",
+        f"/bots/{world.bots[0].id}",
+        f"/bots/{world.bots[1].id}",
+        f"/ladders/{world.ladder.slug}",
+    ]
+
+
+def leaked_cards(body: str, cards: set[str]) -> set[str]:
+    """Hidden cards found in a body, as JSON strings or as words of a page."""
+    found = {c for c in cards if f'"{c}"' in body}
+    found |= {c for c in cards if re.search(rf"(?<![A-Za-z0-9]){c}(?![A-Za-z0-9])", body)}
+    return found
+
+
+@pytest.mark.parametrize("who", [None, "alice", "mallory-foreign"])
+def test_no_hidden_card_of_a_running_match_is_served(
+    client: FlaskClient, world: World, who: str | None
+) -> None:
+    """Seat 1 is mallory's: neither an onlooker nor alice (seat 0) may learn seat 1's hand."""
+    from tests.web.site.conftest import RUNNING_SEED
+
+    headers = {}
+    if who == "alice":
+        login(client, "alice")
+        headers = {"Authorization": f"Bearer {world.tokens['alice']}"}
+    cards = world.hidden
+    for url in running_urls(world):
+        answer = client.get(url, headers=headers)
+        body = answer.get_data(as_text=True)
+        assert answer.status_code in (200, 403), (url, answer.status_code)
+        assert not leaked_cards(body, cards), (url, leaked_cards(body, cards))
+        assert str(RUNNING_SEED) not in body, f"{url} gives away the seed"
+
+
+def test_a_seat_of_a_running_match_is_only_for_its_owner(client: FlaskClient, world: World) -> None:
+    url = f"/api/v1/matches/{world.running.id}/frames?seat="
+    assert client.get(url + "1").status_code == 403
+    alice = {"Authorization": f"Bearer {world.tokens['alice']}"}
+    assert client.get(url + "1", headers=alice).status_code == 403
+    own = client.get(url + "0", headers=alice)
+    assert own.status_code == 200
+    frames = own.get_json()["data"]["frames"]
+    assert frames and all("seat" in f and "spectator" not in f for f in frames)
+    mallory = {"Authorization": f"Bearer {world.tokens['mallory']}"}
+    theirs = client.get(url + "1", headers=mallory).get_data(as_text=True)
+    assert leaked_cards(theirs, world.hidden), "mallory sees her own hand"
+
+
+def test_script_in_names_and_debug_text_is_escaped(client: FlaskClient, world: World) -> None:
+    from web.extensions import db
+
+    world.bots[1].name = SCRIPT
+    db.session.commit()
+    login(client, "mallory")
+    for url in (f"/bots/{world.bots[1].id}", f"/ladders/{world.ladder.slug}", "/",
+                f"/matches/{world.finished.id}", "/matches", "/users/mallory"):  # fmt: skip
+        body = client.get(url).get_data(as_text=True)
+        assert SCRIPT not in body, url
+        assert "&lt;script&gt;" in body, url
+    seats = client.get(f"/matches/{world.finished.id}").get_data(as_text=True)
+    attr = re.search(r"data-seats='([^']*)'", seats)
+    assert attr and "<" not in attr.group(1)
+
+
+def test_debug_text_with_script_stays_json(client: FlaskClient, world: World) -> None:
+    from web.storage import get_storage
+
+    path = get_storage().resolve(world.finished.replay_path)
+    doc = orjson.loads(path.read_bytes())
+    first = next(i for i, step in enumerate(doc["steps"]) if step["seat"] == 0)
+    doc["steps"][first]["debug"] = SCRIPT
+    path.write_bytes(orjson.dumps(doc))
+    token = {"Authorization": f"Bearer {world.tokens['alice']}"}
+    answer = client.get(f"/api/v1/matches/{world.finished.id}/replay", headers=token)
+    assert answer.content_type == "application/json"
+    assert answer.headers["X-Content-Type-Options"] == "nosniff"
+    assert answer.get_json()["steps"][first]["debug"] == SCRIPT
+
+
+def test_login_is_rate_limited(app: Flask, world: World) -> None:
+    app.config["AUTH_RATE_LIMIT"] = "3 per minute"
+    client = app.test_client()
+    page = client.get("/login").get_data(as_text=True)
+    token = csrf_from(page)
+    codes = [
+        client.post(
+            "/login", data={"username": "alice", "password": "wrong", "csrf_token": token}
+        ).status_code
+        for _ in range(5)
+    ]
+    assert codes[:3] == [200, 200, 200] and codes[3:] == [429, 429]
+
+
+def test_api_is_rate_limited_with_a_json_error(app: Flask, world: World) -> None:
+    client = app.test_client()
+    app.config["API_RATE_LIMIT"] = "600 per minute"
+    from web.extensions import limiter
+
+    limiter.reset()
+    answers = [client.get("/api/v1/ladders") for _ in range(3)]
+    assert all(a.status_code == 200 for a in answers)
+    app.config["UPLOAD_RATE_LIMIT"] = "2 per minute"
+    headers = {"Authorization": f"Bearer {world.tokens['alice']}"}
+    codes = []
+    for _ in range(3):
+        data = {"file": (io.BytesIO(b"not an archive"), "bot.py")}
+        codes.append(client.post("/api/v1/uploads", data=data, headers=headers).status_code)
+    assert codes == [422, 422, 429]
+    last = client.post("/api/v1/uploads", data={"file": (io.BytesIO(b"x"), "b")}, headers=headers)
+    assert last.get_json()["error"]["status"] == 429
+
+
+def test_upload_needs_a_token_not_a_cookie(client: FlaskClient, world: World) -> None:
+    login(client, "alice")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(
+            "bot.toml",
+            'name = "x"\ngames = ["svoi-kozyri"]\nlanguage = "python"\nrun = ["python3", "b.py"]\n',
+        )
+    answer = client.post("/api/v1/uploads", data={"file": (io.BytesIO(buffer.getvalue()), "b.zip")})
+    assert answer.status_code == 401
+    assert answer.get_json()["error"]["code"] == "unauthorized"
+
+
+def test_revoked_tokens_stop_working(client: FlaskClient, world: World) -> None:
+    headers = {"Authorization": f"Bearer {world.tokens['alice']}"}
+    assert client.get("/api/v1/me", headers=headers).get_json()["data"]["username"] == "alice"
+    login(client, "alice")
+    page = client.get("/account").get_data(as_text=True)
+    revoke = re.search(r'action="(/account/tokens/\d+/revoke)"', page)
+    assert revoke
+    client.post(revoke.group(1), data={"csrf_token": csrf_from(page)})
+    assert client.get("/api/v1/me", headers=headers).status_code == 401
