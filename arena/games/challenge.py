@@ -176,14 +176,17 @@ class Challenge(Game):
         trumps: Sequence[str] = ("S", "H"),
         dealer: int = 0,
         seed: int = 0,
+        side_suits: Sequence[str] | None = None,
     ) -> ChallengeState:
         """A deal set up by hand (tests, puzzles, examples).
 
-        ``hands`` are the two seats' cards, ``pile`` bottom to top, ``trumps`` per seat. ``mode``
+        ``hands`` are the two seats' cards, ``pile`` bottom to top, ``trumps`` and ``side_suits``
+        per seat (side suits only label the table; by default the two suits left over). ``mode``
         defaults to "lead" on an empty pile, else "respond". Later deals are dealt from ``seed``.
         """
         state = ChallengeState(self, seed)
-        state.set_position(hands, pile, to_move, mode, trumps, dealer)
+        sides = side_suits or [s for s in cards.SUITS if s not in trumps]
+        state.set_position(hands, pile, to_move, mode, [*trumps, *sides], dealer)
         return state
 
 
@@ -255,21 +258,19 @@ class ChallengeState(BeatingState):
         pile: Sequence[str],
         to_move: int,
         mode: str,
-        trumps: Sequence[str],
+        suits: Sequence[str],
         dealer: int,
     ) -> None:
-        """Replace the current deal by an explicit position (see ``Challenge.position``)."""
-        if len(hands) != 2 or len(trumps) != 2:
-            raise ConfigError("challenge positions have two hands and two trumps")
+        """Replace the current deal by an explicit position (see ``Challenge.position``).
+
+        ``suits`` are seat 0's trump, seat 1's trump, seat 0's side suit, seat 1's side suit.
+        """
+        if len(hands) != 2 or len(suits) != 4:
+            raise ConfigError("challenge positions have two hands, two trumps, two side suits")
         self._hands = [cards.mask(cards.parse(c) for c in hand) for hand in hands]
         self._pile = beating.Pile([cards.parse(c) for c in pile])
-        t = [cards.parse_suit(s) for s in trumps]
-        others = [s for s in range(4) if s not in t]
-        self._suits = (
-            [t[0], others[0], t[1], others[1]]
-            if dealer == 0
-            else [t[1], others[0], t[0], others[1]]
-        )
+        t0, t1, s0, s1 = (cards.parse_suit(s) for s in suits)
+        self._suits = [t0, s0, t1, s1] if dealer == 0 else [t1, s1, t0, s0]
         self._dealer = dealer
         self._to_move = to_move
         self._mode = MODE_NAMES.index(mode or ("respond" if self._pile.cards else "lead"))

@@ -147,8 +147,6 @@ class SvoiKozyri(Game):
         self.draw_rule: bool = p["draw_rule"]
         self.turn_cap: int = p["turn_cap"]
         self.deals: int = p["deals"]
-        if self.turn_cap < 1:
-            raise ConfigError("turn_cap must be positive")
 
     def new_state(self, seed: int) -> SvoiKozyriState:
         return SvoiKozyriState(self, seed)
@@ -251,6 +249,7 @@ class SvoiKozyriState(BeatingState):
         self._note_position()
 
     def _transfer_sixes(self) -> None:
+        """Every six of a suit another player owns goes to that owner, as a public event."""
         owner = {suit: seat for seat, suit in enumerate(self._trumps)}
         for step in range(1, self._n + 1):
             giver = (self._dealer + step) % self._n

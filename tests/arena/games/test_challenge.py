@@ -285,7 +285,8 @@ def test_worked_example_of_the_rulebook() -> None:
     g = game(lowest_rank=9)
     dealer = ["KS", "QS", "JS", "JC", "TC", "9C", "AD", "TD", "9D", "AH", "KH", "QH"]
     opponent = ["KD", "QD", "JD", "JH", "TH", "9H", "AC", "KC", "QC", "AS", "TS", "9S"]
-    state = g.position([dealer, opponent], to_move=0, trumps=["S", "D"])
+    state = g.position([dealer, opponent], to_move=0, trumps=["S", "D"], side_suits=["C", "H"])
+    assert state.full_view()["side_suits"] == ["C", "H"]
     assert hands(state)[1] == {c.translate(str.maketrans("SDCH", "DSHC")) for c in dealer}
     play(state, lead("TC"))
     play(state, beat("QC"), second("9S"))
