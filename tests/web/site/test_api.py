@@ -1,0 +1,185 @@
+"""The JSON API: one envelope, JSON errors, filters and pages, replays and frames, rating
+histories, and uploads with a token."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+from flask.testing import FlaskClient
+
+from arena.replay import check_replay, verify
+from tests.web.site.conftest import World
+
+MANIFEST = (
+    'name = "{name}"\ngames = ["svoi-kozyri"]\nlanguage = "python"\nrun = ["python3", "bot.py"]\n'
+)
+
+
+def auth(world: World, who: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {world.tokens[who]}"}
+
+
+def test_listings_share_one_envelope(client: FlaskClient, world: World) -> None:
+    for url in ("/api/v1/games", "/api/v1/ladders", "/api/v1/matches", "/api/v1/bots",
+                "/api/v1/status", "/api/v1/tournaments"):  # fmt: skip
+        body = client.get(url).get_json()
+        assert set(body) <= {"data", "meta"} and "data" in body, url
+
+
+def test_errors_are_json_everywhere_under_api(client: FlaskClient, world: World) -> None:
+    cases = {
+        "/api/v1/nowhere": 404,
+        "/api/v1/matches/99999": 404,
+        "/api/v1/matches?page=0": 422,
+        "/api/v1/matches?status=bogus": 422,
+        "/api/v1/ladders/none": 404,
+        "/api/v1/me": 401,
+    }
+    for url, status in cases.items():
+        answer = client.get(url)
+        assert answer.status_code == status, url
+        error = answer.get_json()["error"]
+        assert error["status"] == status and error["message"], url
+    assert client.delete("/api/v1/games").get_json()["error"]["status"] == 405
+
+
+def test_ladder_standings(client: FlaskClient, world: World) -> None:
+    body = client.get(f"/api/v1/ladders/{world.ladder.slug}?per_page=1").get_json()
+    assert body["meta"] == {"page": 1, "per_page": 1, "total": 2, "pages": 2}
+    top = body["data"]["standings"][0]
+    assert top["rank"] == 1 and top["matches"] == 1
+    assert abs(top["score"] - (top["mu"] - 3 * top["sigma"])) < 0.01
+    assert top["placements"] == {"1": 1}
+    second = client.get(f"/api/v1/ladders/{world.ladder.slug}?per_page=1&page=2").get_json()
+    assert second["data"]["standings"][0]["rank"] == 2
+
+
+def test_match_filters(client: FlaskClient, world: World) -> None:
+    def ids(query: str) -> list[int]:
+        return [m["id"] for m in client.get(f"/api/v1/matches?{query}").get_json()["data"]]
+
+    both = [world.running.id, world.finished.id]
+    assert ids("") == both
+    assert ids("status=finished") == [world.finished.id]
+    assert ids(f"bot={world.bots[0].id}&ladder={world.ladder.slug}") == both
+    assert ids("game=svara") == []
+    assert ids("bot=999999") == []
+    assert ids("per_page=1&page=2") == [world.finished.id]
+
+
+def test_seed_is_given_once_the_match_is_over(client: FlaskClient, world: World) -> None:
+    assert client.get(f"/api/v1/matches/{world.finished.id}").get_json()["data"]["seed"] == 42
+    assert client.get(f"/api/v1/matches/{world.running.id}").get_json()["data"]["seed"] is None
+
+
+def test_finished_replay_is_whole_verifiable_and_cached(client: FlaskClient, world: World) -> None:
+    answer = client.get(f"/api/v1/matches/{world.finished.id}/replay")
+    assert "immutable" in answer.headers["Cache-Control"]
+    assert answer.headers["Cache-Control"].startswith("public")
+    replay = check_replay(answer.get_json())
+    assert verify(replay) == []
+    mine = client.get(f"/api/v1/matches/{world.finished.id}/replay", headers=auth(world, "alice"))
+    assert mine.headers["Cache-Control"].startswith("private")
+
+
+def test_running_replay_is_public_information_only(client: FlaskClient, world: World) -> None:
+    answer = client.get(f"/api/v1/matches/{world.running.id}/replay")
+    assert answer.headers["Cache-Control"] == "no-store"
+    doc = answer.get_json()
+    assert doc["live"] is True and "seed" not in doc and "final_hash" not in doc
+    assert doc["steps"] and all("action" not in step for step in doc["steps"])
+    mine = client.get(
+        f"/api/v1/matches/{world.running.id}/replay", headers=auth(world, "alice")
+    ).get_json()
+    assert all(("action" in s) == (s["seat"] == 0) for s in mine["steps"])
+
+
+def test_frames(client: FlaskClient, world: World) -> None:
+    url = f"/api/v1/matches/{world.finished.id}/frames"
+    full = client.get(url).get_json()["data"]
+    assert full["live"] is False
+    frames = full["frames"]
+    assert frames[0]["event"] is None and "spectator" in frames[0] and len(frames[0]["seats"]) == 2
+    seat1 = client.get(url + "?seat=1").get_json()["data"]["frames"]
+    assert len(seat1) == len(frames)
+    assert all("spectator" not in f and f["seat"]["seat"] == 1 for f in seat1)
+    assert all("action" in f["event"] for f in seat1[1:] if f["event"]["seat"] == 1)
+    assert all("action" not in f["event"] for f in seat1[1:] if f["event"]["seat"] == 0)
+    assert client.get(url + "?seat=5").status_code == 404
+    live = client.get(f"/api/v1/matches/{world.running.id}/frames").get_json()["data"]
+    assert live["live"] is True and all(
+        set(f) == {"index", "event", "public"} for f in live["frames"]
+    )
+
+
+def test_rating_history(client: FlaskClient, world: World) -> None:
+    bot = world.bots[0].id
+    body = client.get(f"/api/v1/bots/{bot}/ratings?ladder={world.ladder.slug}").get_json()
+    [point] = body["data"]
+    when, shown, mu, sigma = point
+    assert when.endswith("Z") and abs(shown - (mu - 3 * sigma)) < 0.01
+    assert client.get(f"/api/v1/bots/{bot}/ratings").get_json()["data"] == body["data"]
+    assert client.get(f"/api/v1/bots/{bot}/ratings?ladder=nope").status_code == 404
+
+
+def test_downsampling_keeps_the_ends() -> None:
+    from web.api.queries import downsample
+
+    points = list(range(1000))
+    thin = downsample(points, 50)
+    assert len(thin) == 50 and thin[0] == 0 and thin[-1] == 999 and thin == sorted(thin)
+    assert downsample(points[:10], 50) == points[:10]
+
+
+def bot_zip(name: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"{name}/bot.toml", MANIFEST.format(name=name))
+        archive.writestr(f"{name}/bot.py", "print('hi')\n")
+    return buffer.getvalue()
+
+
+def test_upload_with_a_token(client: FlaskClient, world: World) -> None:
+    data = {"file": (io.BytesIO(bot_zip("uploaded-bot")), "bot.zip")}
+    answer = client.post("/api/v1/uploads", data=data, headers=auth(world, "mallory"))
+    assert answer.status_code == 201, answer.get_json()
+    version = answer.get_json()["data"]
+    assert version["number"] == 1 and version["status"] == "uploaded"
+    bots = client.get("/api/v1/bots?user=mallory").get_json()["data"]
+    assert "uploaded-bot" in {b["name"] for b in bots}
+
+
+def test_upload_with_a_bad_manifest_says_why(client: FlaskClient, world: World) -> None:
+    data = {"file": (io.BytesIO(b"print(1)\n"), "bot.py"), "manifest": 'name = "Bad Name"\n'}
+    answer = client.post("/api/v1/uploads", data=data, headers=auth(world, "alice"))
+    assert answer.status_code == 422
+    assert "missing required field" in answer.get_json()["error"]["message"]
+
+
+def test_upload_page_shows_manifest_errors_inline(client: FlaskClient, world: World) -> None:
+    from tests.web.site.conftest import csrf_from, login
+
+    login(client, "alice")
+    token = csrf_from(client.get("/upload").get_data(as_text=True))
+    data = {
+        "file": (io.BytesIO(b"print(1)\n"), "bot.py"),
+        "manifest": "games = 3",
+        "csrf_token": token,
+    }
+    answer = client.post("/upload", data=data)
+    assert answer.status_code == 422
+    assert "The upload was refused" in answer.get_data(as_text=True)
+    good = {"file": (io.BytesIO(bot_zip("web-bot")), "web-bot.zip"), "csrf_token": token}
+    made = client.post("/upload", data=good)
+    assert made.status_code == 302 and "/bots/" in made.location
+
+
+def test_openapi_document_and_docs_page(client: FlaskClient) -> None:
+    spec = client.get("/api/v1/openapi.json").get_json()
+    assert spec["openapi"].startswith("3.")
+    for path in ("/api/v1/matches/{match_id}/replay", "/api/v1/matches/{match_id}/frames",
+                 "/api/v1/bots/{bot_id}/ratings", "/api/v1/uploads"):  # fmt: skip
+        assert path in spec["paths"], path
+    page = client.get("/docs/api").get_data(as_text=True)
+    assert "/api/v1/uploads" in page and "openapi.json" in page
