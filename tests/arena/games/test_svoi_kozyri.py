@@ -624,11 +624,13 @@ def check_invariants(state: SvoiKozyriState) -> None:
     seed=st.integers(min_value=0, max_value=2**32),
     players=st.integers(min_value=2, max_value=4),
     variant=st.sampled_from(["modern", "classic", "choose"]),
+    exit_rule=st.sampled_from(["lead_or_beat", "lead_only"]),
 )
 def test_random_playouts_conserve_cards_and_never_leak(
-    seed: int, players: int, variant: str
+    seed: int, players: int, variant: str, exit_rule: str
 ) -> None:
-    state = game(players, variant, deals=2, turn_cap=150).new_state(seed)
+    g = game(players, variant, deals=2, turn_cap=150, exit_beat_next=exit_rule)
+    state = g.new_state(seed)
     rng = random.Random(seed)
     while not state.is_terminal():
         if state.full_view()["mode"] != "choose_trump":
