@@ -39,8 +39,9 @@ export function buildControls(player) {
   Object.assign(range, { type: "range", min: "0", max: "0", step: "1", value: "0" });
   range.setAttribute("aria-label", "step");
   range.addEventListener("input", () => {
+    const wanted = Number(range.value); // read first: pausing redraws the controls
     player.pause();
-    player.go(Number(range.value), false);
+    player.go(wanted, false);
   });
   const markers = el("div", "rv-marks");
   track.append(range, markers);

@@ -52,7 +52,8 @@ export function drawBeating(view, ctx, badges) {
   const rows = dealRows(view, names);
   if (view.mode) rows.push(["To do", MODES[view.mode] ?? view.mode]);
   if (view.trumps) rows.push(["Trumps", suitList(view.trumps)]);
-  rows.push(["Pile", `${(view.pile ?? []).length} cards`]);
+  const size = (view.pile ?? []).length;
+  rows.push(["Pile", `${size} card${size === 1 ? "" : "s"}`]);
   table.setInfo(rows);
 }
 

@@ -1,0 +1,109 @@
+"""Browser fixtures: Debian's chromium driven by Playwright, headless, and the fixture site.
+
+Where chromium or Playwright is missing the browser tests skip with the reason; with
+``ARENA_REQUIRE_BROWSER=1`` (CI) that is a failure instead. Every page collects the console
+errors and uncaught exceptions of its scripts, Content-Security-Policy violations included, and a
+test fails if there were any. Screenshots go to ``test-artifacts/screenshots/``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.web.browser.fixture_site import ROOT, FixtureSite
+
+CHROMIUM = Path(os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium"))
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.browser
+
+
+def missing_browser(reason: str) -> None:
+    """Skip, or fail when the environment says a browser must be there."""
+    if os.environ.get("ARENA_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"browser required: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless chromium for the whole run."""
+    if not CHROMIUM.exists():
+        missing_browser(f"chromium not found at {CHROMIUM}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        missing_browser(f"playwright is not installed: {exc}")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="session")
+def site() -> Iterator[FixtureSite]:
+    """The fixture site with every golden replay."""
+    served = FixtureSite().start()
+    for path in sorted((ROOT / "tests" / "golden").glob("*.json")):
+        served.add_golden(path.stem)
+    yield served
+    served.stop()
+
+
+class PageErrors(list[str]):
+    """Console errors and uncaught exceptions seen by one page."""
+
+    def watch(self, page: Any) -> Any:
+        page.on("console", self._console)
+        page.on("pageerror", lambda exc: self.append(f"uncaught: {exc}"))
+        return page
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error" and "favicon" not in (message.location or {}).get("url", ""):
+            self.append(f"console: {message.text}")
+
+
+@pytest.fixture
+def context(browser: Any, site: FixtureSite) -> Iterator[Any]:
+    """A fresh browser context that accepts downloads and may use the clipboard."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 860}, accept_downloads=True)
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def errors() -> PageErrors:
+    return PageErrors()
+
+
+@pytest.fixture
+def page(context: Any, errors: PageErrors) -> Iterator[Any]:
+    """A page whose script errors fail the test."""
+    opened = errors.watch(context.new_page())
+    yield opened
+    real = [e for e in errors if "favicon.ico" not in e]
+    assert not real, "errors in the page:\n" + "\n".join(real)
+
+
+def screenshot(page: Any, name: str) -> Path:
+    """Save a full-page screenshot under ``test-artifacts/screenshots``."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,277 @@
+"""The replay viewer in a real browser, against golden replays served as the API serves them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.replay import read_replay
+from tests.web.browser.conftest import screenshot
+from tests.web.browser.fixture_site import GOLDEN, FixtureSite
+from web.viewer_export import standalone_html
+
+pytestmark = pytest.mark.browser
+
+GAMES = ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
+ROOT_SEL = "#replay-viewer"
+
+
+def open_viewer(page: Any, url: str) -> Any:
+    page.goto(url)
+    page.wait_for_selector(f"{ROOT_SEL}[data-step]")
+    return page
+
+
+def step_of(page: Any) -> int:
+    return int(page.get_attribute(ROOT_SEL, "data-step"))
+
+
+def wait_step(page: Any, step: int) -> None:
+    page.wait_for_selector(f'{ROOT_SEL}[data-step="{step}"]', timeout=5000)
+
+
+def wait_until(page: Any, check: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
+    """Poll ``check`` from Python (the page's CSP forbids Playwright's evaluated predicates)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        page.wait_for_timeout(50)
+
+
+def last_step(name: str) -> int:
+    return len(read_replay(GOLDEN / f"{name}.json")["steps"])
+
+
+def hidden_cards(page: Any, seat: int) -> int:
+    return int(page.locator(f'.seat[data-seat="{seat}"] .hand .card.back').count())
+
+
+def face_cards(page: Any, seat: int) -> int:
+    return int(page.locator(f'.seat[data-seat="{seat}"] .hand .card.face').count())
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_each_game_draws_its_table_to_the_end(page: Any, site: FixtureSite, game: str) -> None:
+    open_viewer(page, f"{site.url}/viewer/{game}#12")
+    assert step_of(page) == 12
+    players = read_replay(GOLDEN / f"{game}.json")["game"]["players"]
+    assert page.locator(".seat").count() == players
+    assert page.locator(".rv-log li[data-step]").count() == last_step(game)
+    screenshot(page, f"viewer-{game}")
+    page.keyboard.press("End")
+    wait_step(page, last_step(game))
+    assert "Match over" in page.inner_text(".table-banner")
+    assert page.inner_text(".rv-counter") == f"{last_step(game)} / {last_step(game)}"
+
+
+def test_keys_step_jump_and_keep_the_url_current(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/svoi-kozyri")
+    assert step_of(page) == 0
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    wait_step(page, 3)
+    assert page.url.endswith("#3")
+    assert page.inner_text(".rv-counter") == "3 / 174"
+    assert "current" in (page.get_attribute('.rv-log li[data-step="3"]', "class") or "")
+    page.keyboard.press("ArrowLeft")
+    wait_step(page, 2)
+    marks = sorted(
+        int(s) for s in page.eval_on_selector_all(
+            ".rv-marks .tick:not(.strike)", "ticks => ticks.map(t => t.dataset.step)"
+        )
+    )  # fmt: skip
+    assert marks, "the scrubber has deal and trick marks"
+    page.keyboard.press("Shift+ArrowRight")
+    wait_step(page, next(m for m in marks if m > 2))
+    page.keyboard.press("Shift+ArrowLeft")
+    wait_step(page, max([0, *(m for m in marks if m < next(m for m in marks if m > 2))]))
+    page.keyboard.press("End")
+    wait_step(page, 174)
+    assert page.url.endswith("#174")
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+
+
+def test_keys_are_left_to_form_controls(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/challenge#5")
+    page.focus("#notes")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.type("f? ")
+    assert step_of(page) == 5
+    assert page.input_value("#notes") == "f? "
+    assert page.get_attribute(ROOT_SEL, "data-seat") == ""
+
+
+def test_the_scrubber_and_the_log_move_the_player(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/kozyr-boys")
+    page.eval_on_selector(
+        ".rv-range", "r => { r.value = '40'; r.dispatchEvent(new Event('input')); }"
+    )
+    wait_step(page, 40)
+    assert page.url.endswith("#40")
+    page.click('.rv-log li[data-step="7"]')
+    wait_step(page, 7)
+    assert "play" in page.inner_text(".rv-detail")
+    page.click(".rv-marks .tick.deal >> nth=0")
+    deal_start = int(page.get_attribute(".rv-marks .tick.deal >> nth=0", "data-step"))
+    wait_step(page, deal_start)
+    assert page.locator(".table-info").inner_text().startswith("Deal\n2")
+
+
+def test_speeds_and_playback(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/svara")
+    assert page.input_value(".rv-speed") == "1"
+    page.keyboard.press("ArrowUp")
+    assert page.input_value(".rv-speed") == "2"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    assert page.input_value(".rv-speed") == "0.25"
+    page.keyboard.press("7")
+    assert page.input_value(".rv-speed") == "16"
+    page.keyboard.press(" ")
+    wait_until(page, lambda: step_of(page) >= 8, "playback at 16x")
+    page.keyboard.press(" ")
+    stopped = step_of(page)
+    page.wait_for_timeout(300)
+    assert step_of(page) == stopped, "space pauses"
+    page.click(".rv-btn.play")
+    page.keyboard.press(" ")  # on the focused play button: one toggle, not two
+    paused = step_of(page)
+    page.wait_for_timeout(300)
+    assert step_of(page) == paused
+
+
+def test_a_seats_view_hides_the_other_hands(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/svoi-kozyri-tricks#10")
+    assert all(hidden_cards(page, seat) == 0 for seat in range(4)), "a finished match shows all"
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.keyboard.press("f")
+    page.wait_for_selector(f'{ROOT_SEL}[data-seat="0"]')
+    assert any("seat=0" in url for url in requested), "the seat's frames come from the API"
+    assert "?seat=0#10" in page.url
+    assert step_of(page) == 10
+    assert face_cards(page, 0) > 0 and hidden_cards(page, 0) == 0
+    for other in (1, 2, 3):
+        assert hidden_cards(page, other) > 0 and face_cards(page, other) == 0
+    screenshot(page, "viewer-seat-view")
+    page.select_option(".rv-seat", "2")
+    page.wait_for_selector(f'{ROOT_SEL}[data-seat="2"]')
+    assert face_cards(page, 2) > 0 and hidden_cards(page, 0) > 0
+    page.keyboard.press("f")
+    page.wait_for_selector(f'{ROOT_SEL}[data-seat="3"]')
+    page.keyboard.press("f")
+    page.wait_for_selector(f'{ROOT_SEL}[data-seat=""]')
+    assert "seat=" not in page.url
+
+
+def test_the_url_names_the_step_and_the_seat_on_load(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/challenge?seat=1#last")
+    assert step_of(page) == last_step("challenge")
+    assert page.get_attribute(ROOT_SEL, "data-seat") == "1"
+    assert page.input_value(".rv-seat") == "1"
+    open_viewer(page, f"{site.url}/viewer/challenge?seat=9#15")
+    assert step_of(page) == 15
+    assert page.get_attribute(ROOT_SEL, "data-seat") == ""
+
+
+def test_copy_link_and_seed(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/svara?seat=1#6")
+    page.click(".rv-btn.copy-link")
+    page.wait_for_selector(f"{ROOT_SEL}[data-copied]")
+    assert page.get_attribute(ROOT_SEL, "data-copied") == f"{site.url}/viewer/svara?seat=1#6"
+    assert page.evaluate("navigator.clipboard.readText()") == f"{site.url}/viewer/svara?seat=1#6"
+    seed = str(read_replay(GOLDEN / "svara.json")["seed"])
+    page.click(".rv-btn.seed")
+    wait_until(page, lambda: page.get_attribute(ROOT_SEL, "data-copied") == seed, "the seed copied")
+    assert seed in page.inner_text(".rv-btn.seed")
+
+
+def test_help_overlay(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/svoi-kozyri")
+    assert not page.is_visible(".rv-help")
+    page.keyboard.press("?")
+    assert page.is_visible(".rv-help")
+    assert "Shift" in page.inner_text(".rv-help")
+    screenshot(page, "viewer-help")
+    page.keyboard.press("Escape")
+    assert not page.is_visible(".rv-help")
+
+
+def test_download_the_replay(page: Any, site: FixtureSite, tmp_path: Path) -> None:
+    open_viewer(page, f"{site.url}/viewer/kozyr-boys")
+    with page.expect_download() as info:
+        page.click(".rv-btn.download")
+    saved = tmp_path / info.value.suggested_filename
+    info.value.save_as(saved)
+    assert saved.name.endswith(".json")
+    assert json.loads(saved.read_text()) == json.loads((GOLDEN / "kozyr-boys.json").read_text())
+
+
+def _offline_page(context: Any, errors: Any) -> Any:
+    offline = errors.watch(context.new_page())
+    offline.route("http://**/*", lambda route: route.abort())
+    return offline
+
+
+def test_exported_page_plays_offline(
+    page: Any, context: Any, errors: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    open_viewer(page, f"{site.url}/viewer/svoi-kozyri#4")
+    with page.expect_download() as info:
+        page.click(".rv-btn.export")
+    saved = tmp_path / "replay.html"
+    info.value.save_as(saved)
+    offline = _offline_page(context, errors)
+    open_viewer(offline, saved.as_uri())
+    offline.keyboard.press("ArrowRight")
+    wait_step(offline, 1)
+    offline.keyboard.press("f")
+    offline.wait_for_selector(f'{ROOT_SEL}[data-seat="0"]')
+    assert hidden_cards(offline, 1) > 0
+    assert offline.locator(".rv-btn.export").count() == 0
+    screenshot(offline, "viewer-standalone-export")
+
+
+def test_server_built_page_plays_offline(context: Any, errors: Any, tmp_path: Path) -> None:
+    saved = tmp_path / "kozyr-boys.html"
+    saved.write_text(standalone_html(read_replay(GOLDEN / "kozyr-boys.json")))
+    offline = _offline_page(context, errors)
+    open_viewer(offline, saved.as_uri() + "#20")
+    assert step_of(offline) == 20
+    offline.keyboard.press("Shift+ArrowRight")
+    wait_until(offline, lambda: step_of(offline) > 20, "a jump to the next trick")
+
+
+def _troubled_replay() -> Any:
+    replay = copy.deepcopy(read_replay(GOLDEN / "challenge.json"))
+    replay["seats"][1] = {"name": "slowpoke", "kind": "bot", "version": "3"}
+    step = replay["steps"][5]
+    step.update(status="timeout", time_ms=2003.5, debug="thinking about 9D", stderr="late again")
+    return replay
+
+
+def test_strikes_are_marked_and_bot_text_is_shown(page: Any, site: FixtureSite) -> None:
+    replay = _troubled_replay()
+    seat = replay["steps"][5]["seat"]
+    open_viewer(page, site.add("troubled", replay))
+    strike = page.locator(".rv-marks .tick.strike")
+    assert strike.count() == 1
+    assert strike.get_attribute("data-step") == "6"
+    assert "timeout" in (strike.get_attribute("title") or "")
+    strike.click()
+    wait_step(page, 6)
+    detail = page.inner_text(".rv-detail")
+    assert "timeout" in detail and "2.00 s" in detail
+    assert "thinking about 9D" in detail and "late again" in detail
+    assert replay["seats"][seat]["name"] in detail
+    assert "strike" in (page.get_attribute('.rv-log li[data-step="6"]', "class") or "")
+    screenshot(page, "viewer-strike")
