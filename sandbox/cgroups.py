@@ -79,7 +79,6 @@ class Cgroup:
         self.memory: Path | None = None
         self.pids: Path | None = None
         self.cpu: Path | None = None
-        self.cpuacct: Path | None = None
         self.unified: Path | None = None
         self._setup(limits)
         self._procs_files = [str(d / "cgroup.procs").encode() for d in self.dirs]
@@ -92,9 +91,10 @@ class Cgroup:
             self.pids = self._controller("pids", {"pids.max": str(limits.pids)})
         if limits.cpus is not None:
             self.cpu = self._controller("cpu", self._cpu_writes(limits.cpus))
-        self.cpuacct = self._v1_group("cpuacct", {}) if self.cpu is not None else None
-        if self.found.v2 is not None and self.unified is None:
-            self.unified = self._v2_group({})
+        # Every extra hierarchy costs an attach at each start (several ms on a busy host), so
+        # a bare v2 tree is joined only when nothing else can list (and kill) the bot's tree.
+        if not self.dirs and self.found.v2 is not None:
+            self._v2_group({})
 
     def _memory_writes(self, limit: int) -> dict[str, str]:
         if "memory" in self.found.v1:
@@ -197,9 +197,7 @@ class Cgroup:
         return _keyed(self.memory / "memory.events").get("oom_kill", 0) > 0
 
     def cpu_seconds(self) -> float | None:
-        """CPU time used by all members so far, if a group counts it."""
-        if self.cpuacct is not None and "cpuacct" in self.found.v1:
-            return _int(self.cpuacct / "cpuacct.usage") / 1e9
+        """CPU time used by all members so far, if the group counts it (v2 only)."""
         if self.cpu is not None and "cpu" not in self.found.v1:
             return _keyed(self.cpu / "cpu.stat").get("usage_usec", 0) / 1e6
         return None

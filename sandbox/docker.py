@@ -19,6 +19,7 @@ gets raw file descriptors as with every other backend.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import select
 import socket
@@ -58,7 +59,9 @@ def image_name() -> str:
 
 def api_client() -> Any:
     """A low-level Docker API client configured from the environment (``DOCKER_HOST``...)."""
-    import docker  # the SDK is only needed by this backend
+    # Imported by name: only this backend needs the SDK, and a top-level ``docker/`` folder of
+    # deployment files would otherwise shadow it for the type checker.
+    docker: Any = importlib.import_module("docker")
 
     # A fixed API version (1.41: Docker 20.10, Podman 4) skips a probe that leaks its socket
     # when the engine is down; every call used here exists in it.
@@ -93,16 +96,16 @@ def container_env(env: Mapping[str, str] | None) -> dict[str, str]:
 
 def host_config(api: Any, bot_dir: Path, limits: Limits, cpu: int | None) -> Any:
     """Every isolation and limit setting of a bot container."""
-    from docker.types import Ulimit
+    ulimit: Any = importlib.import_module("docker.types").Ulimit
 
     memory = limits.memory_mb << 20
     ulimits = [
-        Ulimit(name="fsize", soft=limits.file_size_mb << 20, hard=limits.file_size_mb << 20),
-        Ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
-        Ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds + 1),
+        ulimit(name="fsize", soft=limits.file_size_mb << 20, hard=limits.file_size_mb << 20),
+        ulimit(name="nofile", soft=limits.open_files, hard=limits.open_files),
+        ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds + 1),
         # Always explicit: on Podman any ulimit replaces the defaults, and its nproc default is
         # above the hard limit a root without CAP_SYS_RESOURCE may set.
-        Ulimit(name="nproc", soft=limits.processes, hard=limits.processes),
+        ulimit(name="nproc", soft=limits.processes, hard=limits.processes),
     ]
     return api.create_host_config(
         binds={
