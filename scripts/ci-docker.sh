@@ -6,8 +6,9 @@
 # network "none" and the host's firewall is left alone. Image builds need no registry: the base
 # image is made with debootstrap from the machine's own Debian mirror.
 #
-# Usage: scripts/ci-docker.sh            (prints the export line; also writes $STATE/env)
-#        source "$(scripts/ci-docker.sh --env-file)"   # after a run, to get DOCKER_HOST
+# Usage: bash scripts/ci-docker.sh     prints the export line (also written to $STATE/env)
+#        source scripts/ci-docker.sh   the same, and DOCKER_HOST is then set in this shell
+#        source "$(bash scripts/ci-docker.sh --env-file)"   DOCKER_HOST of an earlier run
 set -euo pipefail
 
 STATE="${ARENA_DOCKER_STATE:-/var/tmp/arena-docker}"
@@ -19,7 +20,7 @@ ROOT="$(dirname "$HERE")"
 
 if [[ "${1:-}" == "--env-file" ]]; then
     echo "$STATE/env"
-    exit 0
+    return 0 2>/dev/null || exit 0
 fi
 
 log() { echo "ci-docker: $*" >&2; }
@@ -60,7 +61,7 @@ start_engine() {
     done
     log "dockerd did not come up; last lines of its log:"
     tail -20 "$STATE/dockerd.log" >&2
-    exit 1
+    return 1
 }
 
 debian_mirror() {
@@ -84,7 +85,7 @@ build_base() {
     log "debootstrap $suite from $mirror (python3 and nodejs included)"
     rm -rf "$rootfs"
     debootstrap --variant=minbase --include=python3,nodejs "$suite" "$rootfs" "$mirror" \
-        >"$STATE/debootstrap.log" 2>&1 || { tail -20 "$STATE/debootstrap.log" >&2; exit 1; }
+        >"$STATE/debootstrap.log" 2>&1 || { tail -20 "$STATE/debootstrap.log" >&2; return 1; }
     chroot "$rootfs" apt-get clean
     rm -rf "$rootfs"/var/lib/apt/lists/*
     tar -C "$rootfs" -c . | docker import - "$BASE_IMAGE" >/dev/null
