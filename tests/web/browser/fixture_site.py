@@ -44,11 +44,9 @@ VIEWER_PAGE = """<!doctype html>
 
 CHART_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Rating chart</title>
-<link rel="stylesheet" href="/static/vendor/uplot/uPlot.min.css">
-<link rel="stylesheet" href="/static/css/viewer.css"></head>
+<link rel="stylesheet" href="/static/css/fixture.css"></head>
 <body><h1>Rating history</h1>
-<div id="rating-chart" data-src="/api/ratings/{name}"></div>
-<script src="/static/vendor/uplot/uPlot.iife.min.js"></script>
+<div id="rating-chart" data-src="/api/ratings/{name}"><p>The server's drawing.</p></div>
 <script type="module" src="/static/js/rating-chart.js"></script>
 </body></html>"""
 

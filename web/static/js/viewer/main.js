@@ -13,6 +13,16 @@ function standaloneAdapter(game) {
   return import(`arena-viewer/adapters/${game}.js`);
 }
 
+/** Link the viewer's stylesheet unless the page already has it. */
+function ensureStylesheet() {
+  const href = new URL("../../css/viewer.css", import.meta.url).href;
+  if ([...document.styleSheets].some((sheet) => sheet.href === href)) return;
+  const link = document.createElement("link");
+  link.rel = "stylesheet";
+  link.href = href;
+  document.head.append(link);
+}
+
 function parseSeats(raw) {
   try {
     const names = JSON.parse(raw || "[]");
@@ -33,6 +43,7 @@ function showError(root, error) {
 
 /** Mount on a site page: data-replay-url, data-frames-url, data-game, data-seats, data-viewer-seat. */
 export async function mountFromPage(root) {
+  ensureStylesheet();
   const data = root.dataset;
   const seat = /^\d+$/.test(data.viewerSeat ?? "") ? Number(data.viewerSeat) : null;
   const player = new Player(root, {

@@ -1,0 +1,180 @@
+// The interactive rating history on a bot page: the leaderboard score (mu - 3 sigma) as a line,
+// mu with a band of one sigma either side, a hover tooltip and range buttons. Drawn with the
+// vendored uPlot (web/static/vendor/uplot); the element's server-drawn content stays if it fails.
+//
+// Markup: <div id="rating-chart" data-src="/api/v1/bots/<id>/ratings?ladder=..."></div>
+// The data is [[iso time, mu - 3 sigma, mu, sigma], ...], oldest first, maybe in {"data": ...}.
+
+const VENDOR = new URL("../vendor/uplot/", import.meta.url);
+const DAY = 86400;
+const RANGES = [
+  ["1d", DAY],
+  ["1w", 7 * DAY],
+  ["1m", 30 * DAY],
+  ["3m", 91 * DAY],
+  ["1y", 365 * DAY],
+  ["All", Infinity],
+];
+
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = src;
+    script.onload = resolve;
+    script.onerror = () => reject(new Error(`cannot load ${src}`));
+    document.head.append(script);
+  });
+}
+
+function ensureStylesheet(url) {
+  if ([...document.styleSheets].some((sheet) => sheet.href === url.href)) return;
+  const link = document.createElement("link");
+  link.rel = "stylesheet";
+  link.href = url.href;
+  document.head.append(link);
+}
+
+/** uPlot, loading its script and the stylesheets unless the page already has them. */
+export async function loadUplot() {
+  ensureStylesheet(new URL("uPlot.min.css", VENDOR));
+  ensureStylesheet(new URL("../css/viewer.css", import.meta.url)); // holds the chart's rc-* rules
+  if (!window.uPlot) await loadScript(new URL("uPlot.iife.min.js", VENDOR).href);
+  return window.uPlot;
+}
+
+/** Columns for uPlot: times (seconds), score, mu + sigma, mu - sigma, mu, sigma. */
+export function columns(points) {
+  const cols = [[], [], [], [], [], []];
+  for (const [time, score, mu, sigma] of points) {
+    cols[0].push(Date.parse(time) / 1000);
+    cols[1].push(score);
+    cols[2].push(mu + sigma);
+    cols[3].push(mu - sigma);
+    cols[4].push(mu);
+    cols[5].push(sigma);
+  }
+  return cols;
+}
+
+function node(tag, className, text = "") {
+  const made = document.createElement(tag);
+  made.className = className;
+  if (text) made.textContent = text;
+  return made;
+}
+
+function fmt(value) {
+  return value === null || value === undefined ? "–" : value.toFixed(1);
+}
+
+function tooltipPlugin(tip, data) {
+  const show = (u) => {
+    const i = u.cursor.idx;
+    if (i === null || i === undefined) {
+      tip.hidden = true;
+      return;
+    }
+    const when = new Date(data[0][i] * 1000).toISOString().replace("T", " ").slice(0, 16);
+    tip.replaceChildren(
+      node("div", "rc-when", `${when} UTC`),
+      node("div", "rc-score", `score ${fmt(data[1][i])}`),
+      node("div", "rc-mu", `μ ${fmt(data[4][i])} ± σ ${fmt(data[5][i])}`),
+    );
+    tip.hidden = false;
+    const left = u.valToPos(data[0][i], "x");
+    const top = u.valToPos(data[1][i], "y");
+    tip.style.left = `${Math.min(left + 12, u.over.clientWidth - 150)}px`;
+    tip.style.top = `${Math.max(0, top - 54)}px`;
+  };
+  return { hooks: { setCursor: show } };
+}
+
+function options(width, tip, data) {
+  return {
+    width,
+    height: 260,
+    plugins: [tooltipPlugin(tip, data)],
+    cursor: { points: { size: 7 } },
+    scales: { x: { time: true } },
+    legend: { show: false },
+    axes: [{ stroke: "#667085", grid: { stroke: "#eef0f4" } }, { stroke: "#667085", grid: { stroke: "#eef0f4" }, size: 50 }],
+    series: [
+      {},
+      { label: "score (μ − 3σ)", stroke: "#2563eb", width: 2, points: { show: data[0].length < 60 } },
+      { label: "μ + σ", stroke: "rgba(245,158,11,0.35)", width: 1 },
+      { label: "μ − σ", stroke: "rgba(245,158,11,0.35)", width: 1 },
+      { label: "μ", stroke: "#d97706", width: 1.5, dash: [6, 4] },
+      { label: "σ", show: false },
+    ],
+    bands: [{ series: [2, 3], fill: "rgba(245,158,11,0.14)" }],
+  };
+}
+
+function legend() {
+  const box = node("div", "rc-legend");
+  box.append(
+    node("span", "rc-key score", "score (μ − 3σ)"),
+    node("span", "rc-key mu", "μ"),
+    node("span", "rc-key band", "μ ± σ"),
+  );
+  return box;
+}
+
+function rangeButtons(chart, times) {
+  const bar = node("div", "rc-ranges");
+  const first = times[0];
+  const last = times[times.length - 1];
+  for (const [label, span] of RANGES) {
+    const button = node("button", "rc-range", label);
+    button.type = "button";
+    button.dataset.range = label;
+    button.disabled = span !== Infinity && last - first < span / 4;
+    button.addEventListener("click", () => {
+      bar.querySelector(".on")?.classList.remove("on");
+      button.classList.add("on");
+      chart.setScale("x", { min: span === Infinity ? first : Math.max(first, last - span), max: last });
+    });
+    bar.append(button);
+  }
+  bar.lastChild.classList.add("on");
+  return bar;
+}
+
+async function fetchPoints(src) {
+  const response = await fetch(src, { credentials: "same-origin" });
+  if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+  const body = await response.json();
+  return Array.isArray(body) ? body : body.data ?? [];
+}
+
+/** Draw the chart of ``root`` (its data-src) in place of what the server drew there. */
+export async function mountChart(root) {
+  const points = await fetchPoints(root.dataset.src);
+  if (points.length < 2) {
+    root.replaceChildren(node("p", "rc-empty", "No rating history yet: the bot has not played rated matches on this ladder."));
+    root.dataset.points = String(points.length);
+    return null;
+  }
+  const uPlot = await loadUplot();
+  const data = columns(points);
+  const plot = node("div", "rc-plot");
+  const tip = node("div", "rc-tip");
+  tip.hidden = true;
+  root.replaceChildren(plot);
+  root.classList.add("rc");
+  const chart = new uPlot(options(root.clientWidth || 640, tip, data), data, plot);
+  chart.over.append(tip);
+  root.prepend(rangeButtons(chart, data[0]));
+  root.append(legend());
+  new ResizeObserver(() => chart.setSize({ width: root.clientWidth, height: 260 })).observe(root);
+  root.dataset.points = String(points.length);
+  root.chart = chart;
+  return chart;
+}
+
+const host = document.getElementById("rating-chart");
+if (host?.dataset.src) {
+  mountChart(host).catch((error) => {
+    host.dataset.error = error.message;
+  });
+}
