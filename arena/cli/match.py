@@ -31,7 +31,9 @@ def register(subparsers: Any) -> None:
         f"(or {BUILTIN_PREFIX}random / {BUILTIN_PREFIX}greedy), and save its replay.",
     )
     parser.add_argument("game", help="game name (see `arena games`)")
-    parser.add_argument("bots", nargs="+", metavar="BOT_DIR", help="bot folders, one per seat")
+    parser.add_argument(
+        "bots", nargs="+", metavar="BOT_DIR", help="bot folders (or builtin:NAME), one per seat"
+    )
     parser.add_argument("--seed", type=int, help="match seed (default: random, printed)")
     parser.add_argument("--players", type=int, help="table size; the bots are repeated to fill it")
     parser.add_argument("--variant", help="named variant of the game")
@@ -46,10 +48,18 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-timeouts", action="store_true", help="wait for bots forever (to debug one)"
     )
-    parser.add_argument("--init-time", type=float, default=10.0, metavar="S", help="ready time")
-    parser.add_argument("--move-time", type=float, default=1.0, metavar="S", help="free per move")
-    parser.add_argument("--bank", type=float, default=30.0, metavar="S", help="match time bank")
-    parser.add_argument("--max-strikes", type=int, default=3, help="strikes before a forfeit")
+    parser.add_argument(
+        "--init-time", type=float, default=10.0, metavar="S", help="seconds to say ready (10)"
+    )
+    parser.add_argument(
+        "--move-time", type=float, default=1.0, metavar="S", help="free seconds per move (1)"
+    )
+    parser.add_argument(
+        "--bank", type=float, default=30.0, metavar="S", help="match time bank in seconds (30)"
+    )
+    parser.add_argument(
+        "--max-strikes", type=int, default=3, metavar="K", help="strikes before a forfeit (3)"
+    )
     parser.add_argument("--no-build", action="store_true", help="skip the bots' build commands")
     parser.add_argument("--quiet", action="store_true", help="no live progress")
     parser.set_defaults(func=run)

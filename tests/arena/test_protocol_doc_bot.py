@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,18 @@ def test_the_doc_bot_plays_a_full_match(game: str, players: int) -> None:
     assert mine and all(s["debug"].startswith("bank ") for s in mine)
     seen = json.loads(report.stderr.split("doc-bot saw ", 1)[1].splitlines()[0])
     assert seen == {"deal_end": 2, "hello": 1, "match_end": 1, "request": len(mine)}
+
+
+def test_the_minimal_bot_printed_in_the_docs_plays(tmp_path: Path) -> None:
+    doc = (DOC_BOT.parents[2] / "docs" / "protocol.md").read_text()
+    code = re.search(r"A dozen lines are enough.*?```python\n(.*?)```", doc, re.S)
+    assert code is not None
+    (tmp_path / "bot.py").write_text(code.group(1))
+    (tmp_path / "bot.toml").write_text(
+        'name = "minimal"\ngames = ["svoi-kozyri"]\nlanguage = "python"\n'
+        'run = ["python3", "bot.py"]\n'
+    )
+    match = make_game("svoi-kozyri", players=2, params={"deals": 1})
+    seats = [load_bot(tmp_path), BuiltinBot("greedy")]
+    outcome = run_match(match, seats, 4, sandbox=get_sandbox("none"))
+    assert outcome.seats[0].status is SeatStatus.OK and outcome.seats[0].strikes == 0
