@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import textwrap
@@ -9,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from arena.bots import BotManifest, load_bot
 from arena.cli.main import main
@@ -31,6 +33,11 @@ SAMPLES = ROOT / "sample_bots"
 BROKEN = SAMPLES / "broken"
 QUICK = TimeControl(init_s=2.0, move_s=0.2, bank_s=0.3, max_strikes=3)
 NODE = shutil.which("node")
+
+
+REPLAY_SCHEMA = Draft202012Validator(
+    json.loads((ROOT / "docs" / "schemas" / "replay.json").read_text())
+)
 
 
 def processes_in(folder: Path) -> list[int]:
@@ -108,6 +115,7 @@ def test_misbehaving_bot_is_policed_and_match_finishes(
         assert min(ranked[0], ranked[2]) == 1
     assert all(s.status is SeatStatus.OK for s in (outcome.seats[0], outcome.seats[2]))
     assert verify(outcome.replay) == []  # type: ignore[arg-type]
+    REPLAY_SCHEMA.validate(outcome.replay)
     assert_no_processes(broken.path)
 
 
