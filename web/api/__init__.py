@@ -11,6 +11,7 @@ from typing import Any
 from flask import Flask, request
 from flask_smorest import Api
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import IntegerConverter
 
 from web.api import schemas
 from web.extensions import csrf, limiter
@@ -28,6 +29,19 @@ class ArenaApi(Api):  # type: ignore[misc]
 
 
 api = ArenaApi()
+
+MAX_ID = 2**31 - 1
+
+
+class IdConverter(IntegerConverter):
+    """``<id:name>``: a row id, 1 to 2**31-1 (larger numbers are a 404, not a database error)."""
+
+    def __init__(self, url_map: Any) -> None:
+        super().__init__(url_map, min=1, max=MAX_ID)
+
+
+def _id_schema(_converter: Any) -> dict[str, Any]:
+    return {"type": "integer", "minimum": 1, "maximum": MAX_ID}
 
 
 def configure(app: Flask) -> None:
@@ -52,7 +66,9 @@ def register(app: Flask) -> None:
     from web.api import bots, catalog, matches
 
     configure(app)
+    app.url_map.converters["id"] = IdConverter
     api.init_app(app)
+    api.register_converter(IdConverter, _id_schema)
     limit = app.config["API_RATE_LIMIT"]
     for module in (catalog, bots, matches):
         csrf.exempt(module.blp)

@@ -46,7 +46,7 @@ def bots(args: dict[str, Any]) -> dict[str, Any]:
     return envelope(data, page.meta())
 
 
-@blp.route("/bots/<int:bot_id>")
+@blp.route("/bots/<id:bot_id>")
 @blp.response(200, s.envelope(s.Bot))
 def bot(bot_id: int) -> dict[str, Any]:
     """One bot with its ratings and versions (logs only for its owner)."""
@@ -55,7 +55,7 @@ def bot(bot_id: int) -> dict[str, Any]:
     return envelope(bot_json(found, private, queries.bot_ratings(bot_id)))
 
 
-@blp.route("/bots/<int:bot_id>/ratings")
+@blp.route("/bots/<id:bot_id>/ratings")
 @blp.arguments(s.RatingArgs, location="query")
 @blp.response(200, s.RatingHistoryEnvelope)
 def ratings(args: dict[str, Any], bot_id: int) -> dict[str, Any]:
@@ -77,7 +77,7 @@ def _ladder_of(found: Bot, slug: str | None) -> Any:
     return rated[0][1] if rated else None
 
 
-@blp.route("/versions/<int:version_id>")
+@blp.route("/versions/<id:version_id>")
 @blp.response(200, s.envelope(s.Version))
 def version(version_id: int) -> dict[str, Any]:
     """One bot version: its status, and for its owner the build and validation logs."""

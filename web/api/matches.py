@@ -63,7 +63,7 @@ def _match_or_404(match_id: int) -> Match:
     return found
 
 
-@blp.route("/matches/<int:match_id>")
+@blp.route("/matches/<id:match_id>")
 @blp.response(200, s.envelope(s.Match))
 def match(match_id: int) -> dict[str, Any]:
     """One match: its seats, status and, once finished, places and seed."""
@@ -71,7 +71,7 @@ def match(match_id: int) -> dict[str, Any]:
     return envelope(match_json(found, ladder_slugs().get(found.ladder_id or 0)))
 
 
-@blp.route("/matches/<int:match_id>/replay")
+@blp.route("/matches/<id:match_id>/replay")
 @blp.response(200, s.ReplayDocument)
 def replay(match_id: int) -> Response:
     """The replay file (format ``kozyri-arena-replay`` v1), not wrapped in the envelope.
@@ -100,7 +100,7 @@ def _load(found: Match) -> dict[str, Any]:
         abort(404, description=str(exc))
 
 
-@blp.route("/matches/<int:match_id>/frames")
+@blp.route("/matches/<id:match_id>/frames")
 @blp.arguments(s.FrameArgs, location="query")
 @blp.response(200, s.envelope(s.FramePage))
 def frames(args: dict[str, Any], match_id: int) -> dict[str, Any]:
@@ -131,7 +131,7 @@ def tournaments() -> dict[str, Any]:
     return envelope([tournament_json(t, {}) for t in queries.tournaments()])
 
 
-@blp.route("/tournaments/<int:tournament_id>")
+@blp.route("/tournaments/<id:tournament_id>")
 @blp.response(200, s.envelope(s.Tournament))
 def tournament(tournament_id: int) -> dict[str, Any]:
     """One tournament with its progress and standings."""

@@ -16,8 +16,10 @@ from web.api.queries import iso, score
 
 def register(app: Flask) -> None:
     """Blueprints, error pages, template helpers and the security headers of every answer."""
+    from web.api import IdConverter
     from web.views import admin, auth, bots, home, ladders, matches, tournaments, users
 
+    app.url_map.converters["id"] = IdConverter
     for module in (auth, home, ladders, bots, matches, tournaments, users, admin):
         app.register_blueprint(module.bp)
     app.register_error_handler(HTTPException, handle_http_error)

@@ -34,7 +34,7 @@ def index() -> ResponseReturnValue:
     )
 
 
-@bp.route("/bots/<int:bot_id>/pause", methods=["POST"])
+@bp.route("/bots/<id:bot_id>/pause", methods=["POST"])
 @admin_required
 def pause(bot_id: int) -> ResponseReturnValue:
     bot = db.session.get(Bot, bot_id)
@@ -48,7 +48,7 @@ def pause(bot_id: int) -> ResponseReturnValue:
     return redirect(url_for("bots.bot", bot_id=bot_id))
 
 
-@bp.route("/matches/<int:match_id>/requeue", methods=["POST"])
+@bp.route("/matches/<id:match_id>/requeue", methods=["POST"])
 @admin_required
 def requeue(match_id: int) -> ResponseReturnValue:
     if db.session.get(Match, match_id) is None:

@@ -98,7 +98,7 @@ def create_token() -> ResponseReturnValue:
     return page, 201, {"Cache-Control": "no-store"}
 
 
-@bp.route("/account/tokens/<int:token_id>/revoke", methods=["POST"])
+@bp.route("/account/tokens/<id:token_id>/revoke", methods=["POST"])
 @login_required
 def revoke_token(token_id: int) -> ResponseReturnValue:
     form = ActionForm()

@@ -36,7 +36,7 @@ def _bot_or_404(bot_id: int) -> Bot:
     return found
 
 
-@bp.route("/bots/<int:bot_id>")
+@bp.route("/bots/<id:bot_id>")
 def bot(bot_id: int) -> ResponseReturnValue:
     found = _bot_or_404(bot_id)
     user = auth.session_user()
@@ -91,7 +91,7 @@ def upload() -> ResponseReturnValue:
     return render_template("upload.html", form=form, error=error), 422 if error else 200
 
 
-@bp.route("/versions/<int:version_id>/archive")
+@bp.route("/versions/<id:version_id>/archive")
 @login_required
 def archive(version_id: int) -> ResponseReturnValue:
     """The uploaded archive of a version: its owner's code, for its owner (and admins) only."""
@@ -107,7 +107,7 @@ def archive(version_id: int) -> ResponseReturnValue:
     )
 
 
-@bp.route("/bots/<int:bot_id>/resume", methods=["POST"])
+@bp.route("/bots/<id:bot_id>/resume", methods=["POST"])
 @login_required
 def resume(bot_id: int) -> ResponseReturnValue:
     found = _bot_or_404(bot_id)

@@ -47,7 +47,7 @@ def index() -> ResponseReturnValue:
     )
 
 
-@bp.route("/<int:match_id>")
+@bp.route("/<id:match_id>")
 def match(match_id: int) -> ResponseReturnValue:
     found = queries.match(match_id)
     if found is None:

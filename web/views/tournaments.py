@@ -49,7 +49,7 @@ def entry_names(ids: list[int]) -> dict[int, Any]:
     return {v.id: v for v in rows}
 
 
-@bp.route("/<int:tournament_id>")
+@bp.route("/<id:tournament_id>")
 def tournament(tournament_id: int) -> ResponseReturnValue:
     found = db.session.get(Tournament, tournament_id)
     if found is None:
