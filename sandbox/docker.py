@@ -45,7 +45,11 @@ DEFAULT_IMAGE = "kozyri-arena-runner"
 IMAGE_ENV = "ARENA_DOCKER_IMAGE"
 LABEL = "org.kozyri-arena.bot"
 """Every bot container carries this label (value: the slot), so strays can be found."""
-BOT_USER = "10001:10001"
+UID_BASE = 30000
+"""Host uid of slot 0's container; slot N runs as ``UID_BASE + N``. The process rlimit counts
+per uid across the whole host (containers have no user namespace), so one shared uid would let
+a fork bomb in one container stop every other container from starting. Distinct from the
+``bwrap`` backend's uids."""
 API_VERSION = "1.41"
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 CPU_SHARE = 1.0
@@ -66,6 +70,11 @@ def api_client() -> Any:
     # A fixed API version (1.41: Docker 20.10, Podman 4) skips a probe that leaks its socket
     # when the engine is down; every call used here exists in it.
     return docker.APIClient(version=API_VERSION, timeout=60, **docker.utils.kwargs_from_env())
+
+
+def bot_user(slot: int) -> str:
+    """The ``uid:gid`` a slot's container runs as."""
+    return f"{UID_BASE + slot}:{UID_BASE + slot}"
 
 
 def container_command(command: Sequence[str]) -> list[str]:
@@ -105,7 +114,7 @@ def host_config(api: Any, bot_dir: Path, limits: Limits, cpu: int | None) -> Any
         ulimit(name="cpu", soft=limits.cpu_seconds, hard=limits.cpu_seconds + 1),
         # Always explicit: on Podman any ulimit replaces the defaults, and its nproc default is
         # above the hard limit a root without CAP_SYS_RESOURCE may set.
-        ulimit(name="nproc", soft=limits.processes, hard=limits.processes),
+        ulimit(name="nproc", soft=4 * limits.processes, hard=4 * limits.processes),
     ]
     return api.create_host_config(
         binds={
@@ -362,7 +371,7 @@ class DockerSandbox(Sandbox):
             command=container_command(command),
             stdin_open=True,
             tty=False,
-            user=BOT_USER,
+            user=bot_user(slot),
             working_dir="/bot",
             environment=container_env(env),
             labels={LABEL: str(slot)},

@@ -39,8 +39,13 @@ _slots = itertools.count()
 
 
 def fresh_slot() -> int:
-    """A slot no other test of this run uses (so uids and labels do not mix)."""
-    return 100 + (os.getpid() * 13 + next(_slots)) % 800
+    """A slot no other test of this run uses (so uids and labels do not mix).
+
+    Slots from 100 up, 200 per pytest-xdist worker: the runner's own tests use slots from 0.
+    """
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    base = 100 + 200 * (int(worker) if worker.isdigit() else 0)
+    return base + next(_slots) % 200
 
 
 @dataclass

@@ -10,10 +10,10 @@ import pytest
 
 from sandbox.base import Exit, Limits, Sandbox
 from sandbox.docker import (
-    BOT_USER,
     LABEL,
     DockerSandbox,
     FrameSplitter,
+    bot_user,
     container_command,
     container_env,
 )
@@ -87,7 +87,7 @@ def test_container_round_trip(
     while b"root_fs" not in err:
         err += os.read(process.stderr_fd, 4096)
     process.close()
-    assert f"uid {BOT_USER.split(':')[0]} net ['lo']".encode() in err
+    assert f"uid {bot_user(slot).split(':')[0]} net ['lo']".encode() in err
     assert b"secret None" in err
     assert b"root_fs 30" in err  # EROFS
     assert process.usage().exit is Exit.KILLED
@@ -113,5 +113,5 @@ def test_settings_reach_the_engine(docker_sandbox: Sandbox, open_dir: Path) -> N
     assert host["Init"] is True
     assert {u["Name"] for u in host["Ulimits"]} == {"fsize", "nofile", "cpu", "nproc"}
     assert info["Config"]["Labels"][LABEL] == str(slot)
-    assert info["Config"]["User"] == BOT_USER
+    assert info["Config"]["User"] == bot_user(slot)
     assert survivors(docker_sandbox, slot) == []

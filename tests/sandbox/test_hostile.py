@@ -57,9 +57,9 @@ def test_memory_hog_is_killed_for_memory(any_sandbox: Sandbox, hostile: BotMaker
 
 def test_cpu_spin_hits_the_cpu_limit(any_sandbox: Sandbox, hostile: BotMaker) -> None:
     limits = Limits(memory_mb=128, cpu_seconds=1, processes=32, tmp_mb=16)
-    run = attack(any_sandbox, hostile("cpu-spin"), limits, timeout=15.0)
-    assert run.usage.exit is Exit.CPU_LIMIT
-    assert run.seconds < 10
+    # One CPU second may take many wall seconds on a busy machine: the deadline is generous.
+    run = attack(any_sandbox, hostile("cpu-spin"), limits, timeout=30.0)
+    assert run.usage.exit is Exit.CPU_LIMIT, run.usage
 
 
 def test_disk_filler_is_capped_and_writes_nothing_on_the_host(
