@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena.bots import load_bot
 from arena.games.base import GameError
 from arena.runner import SeatStatus
 from arena.tournament import (
@@ -56,6 +57,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--out", type=Path, help="output folder (default ./tournaments/<game>-<seed>)")
     p.add_argument("--no-timeouts", action="store_true", help="never time a bot out (debugging)")
     p.add_argument(
+        "--include-unlisted",
+        action="store_true",
+        help="also seat bots whose bot.toml does not list the game (left out by default)",
+    )
+    p.add_argument(
         "--again",
         type=Path,
         metavar="TOURNAMENT_JSON",
@@ -94,12 +100,15 @@ def _spec(args: argparse.Namespace) -> TournamentSpec:
         return replace(again, sandbox=args.sandbox) if args.sandbox else again
     if not args.game or len(args.bots) < 2:
         raise ValueError("give a GAME and at least two BOT_DIRs (or --again TOURNAMENT_JSON)")
+    bots = args.bots if args.include_unlisted else _listing(args.game, args.bots)
+    if len(bots) < 2:
+        raise ValueError(f"fewer than two of the given bots list {args.game} in their bot.toml")
     sandbox = args.sandbox or default_sandbox_name()
     if sandbox is None:
         raise ValueError("no isolating sandbox here; pass --sandbox none for your own bots only")
     return TournamentSpec(
         game=args.game,
-        bots=tuple(_source(b) for b in args.bots),
+        bots=tuple(_source(b) for b in bots),
         format=args.format,
         matches=args.matches,
         mirrored=args.mirrored,
@@ -120,6 +129,27 @@ def _param(text: str) -> tuple[str, Any]:
         return key, orjson.loads(value)
     except orjson.JSONDecodeError:
         return key, value
+
+
+def _listing(game: str, bots: list[str]) -> list[str]:
+    """The bots that list ``game`` in their manifest; say which others are left out and why.
+
+    A shell glob such as ``sample_bots/python/*`` names bots of every game; seating a bot in a
+    game it was not written for only measures its crashes.
+    """
+    err = Console(stderr=True)
+    kept = []
+    for source in bots:
+        if source.startswith("builtin:"):
+            kept.append(source)
+            continue
+        bot = load_bot(source)
+        if bot.plays(game):
+            kept.append(source)
+        else:
+            listed = ", ".join(bot.games) or "none"
+            err.print(f"left out {bot.name}: it plays {listed}, not {game} (--include-unlisted)")
+    return kept
 
 
 def _source(bot: str) -> str:

@@ -219,6 +219,13 @@ def test_a_crashing_bot_shows_up_in_the_error_counts(tmp_path: Path) -> None:
     assert _order(data)[0] == "challenge-greedy"
 
 
+def test_cli_leaves_out_bots_written_for_other_games(tmp_path: Path) -> None:
+    every_sample = sorted(str(p) for p in (SAMPLES / "python").iterdir() if p.is_dir())
+    data = _run_cli(["challenge", *every_sample, "--matches", "3", "--param", "deals=2"], tmp_path)
+    seated = set(_order(data))
+    assert seated == {"challenge-random", "challenge-greedy", "challenge-heuristic"}
+
+
 def test_cli_refuses_too_few_bots_for_the_table(tmp_path: Path) -> None:
     bot = str(SAMPLES / "python" / "challenge-random")
     code = main(["tournament", "svoi-kozyri", bot, bot, "--players", "4", "--sandbox", "none"])
