@@ -20,7 +20,10 @@ def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """Celery configuration derived from the app's settings."""
     budget = int(config["MATCH_BUDGET"])
     visibility = max(int(config["VISIBILITY_TIMEOUT"]), budget + 600)
-    transport = {"visibility_timeout": visibility}
+    transport: dict[str, Any] = {"visibility_timeout": visibility}
+    if config.get("BROKER_PREFIX"):
+        # Several platforms (or test runs) can share one Redis without taking each other's work.
+        transport["global_keyprefix"] = config["BROKER_PREFIX"]
     return {
         "broker_url": config["REDIS_URL"],
         "task_ignore_result": True,

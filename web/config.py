@@ -44,6 +44,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "VALIDATION_MATCH": True,
         "WORKER_CONCURRENCY": 2,
         "VISIBILITY_TIMEOUT": 3600,
+        "BROKER_PREFIX": "",
         "SESSION_COOKIE_HTTPONLY": True,
         "SESSION_COOKIE_SAMESITE": "Lax",
         "SESSION_COOKIE_SECURE": False,

@@ -39,8 +39,12 @@ def missing(reason: str) -> None:
 
 
 def _redis_db_number() -> int:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    return 10 + int(worker.removeprefix("gw") or 0) % 6
+    """A database number chosen by process, so test runs side by side rarely share one.
+
+    Queues are isolated anyway by a per-app key prefix (``BROKER_PREFIX``); the number only
+    keeps one run's ``FLUSHDB`` away from another run's queued messages.
+    """
+    return 1 + os.getpid() % 15
 
 
 @pytest.fixture(scope="session")
@@ -115,6 +119,8 @@ def base_config(tmp_path: Path, **extra: Any) -> dict[str, Any]:
         "SELFTEST_TIMEOUT": 10.0,
         "MAX_ATTEMPTS": 3,
         "WORKER_CONCURRENCY": 1,
+        # Test runs sharing one Redis (developers side by side) never take each other's tasks.
+        "BROKER_PREFIX": f"test-{uuid.uuid4().hex[:8]}:",
     }
     config.update(extra)
     return config
@@ -133,12 +139,9 @@ def _truncate_all(url: str) -> None:
 @pytest.fixture
 def pg_app(pg_url: str, redis_url: str, shared_tmp: Path) -> Iterator[Flask]:
     """The app on the per-run PostgreSQL database (emptied first) and the test Redis."""
-    import redis
-
     from web import create_app
 
     _truncate_all(pg_url)
-    redis.Redis.from_url(redis_url).flushdb()
     app = create_app(base_config(shared_tmp, DATABASE_URL=pg_url, REDIS_URL=redis_url))
     with app.app_context():
         yield app
@@ -166,6 +169,7 @@ class Worker:
 
     process: subprocess.Popen[bytes]
     log: Path
+    log_file: Any
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
@@ -174,6 +178,7 @@ class Worker:
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait(10)
+        self.log_file.close()
 
 
 @pytest.fixture
@@ -190,15 +195,16 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., Worker]]:
             "--without-gossip", "--without-mingle", "--without-heartbeat",
             "-l", "info", "-n", f"{name}@%h",
         ]  # fmt: skip
+        log_file = log.open("wb")
         process = subprocess.Popen(
             command,
             env={**app_env(app), **env},
-            stdout=log.open("wb"),
+            stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=ROOT,
         )
-        worker = Worker(process, log)
+        worker = Worker(process, log, log_file)
         started.append(worker)
         wait_for(lambda: "ready." in worker.output(), 60, f"worker {name} to start", worker)
         return worker

@@ -151,7 +151,7 @@ def prepare(version_id: int) -> VersionStatus:
     db.session.commit()
     try:
         manifest = engine.load_manifest(get_storage().bot_dir(version.id))
-        _record_manifest(version, manifest)
+        record_manifest(version, manifest)
         _build(version, manifest)
         _selftest(version, manifest)
     except _StageFailed as exc:
@@ -169,7 +169,7 @@ class _StageFailed(Exception):
     """A lifecycle stage refused the version; the message is for its owner."""
 
 
-def _record_manifest(version: BotVersion, manifest: Any) -> None:
+def record_manifest(version: BotVersion, manifest: Any) -> None:
     version.manifest = {
         "name": manifest.name,
         "games": list(manifest.games),
