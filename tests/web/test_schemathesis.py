@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from typing import Any
 
+import pytest
 import schemathesis
 from flask import Flask
 from hypothesis import HealthCheck, settings
@@ -27,6 +28,7 @@ def spec_app() -> Flask:
 schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", spec_app())
 
 
+@pytest.mark.slow
 @schema.parametrize()
 @settings(
     max_examples=20,

@@ -113,12 +113,18 @@ class World:
 
 
 def _users() -> tuple[Any, Any, Any]:
+    from werkzeug.security import generate_password_hash
+
     from web.services import users
 
-    admin = users.create_user("root-admin", PASSWORD, admin=True)
-    owner = users.create_user("alice", PASSWORD)
-    other = users.create_user("mallory", PASSWORD)
-    return admin, owner, other
+    # A cheap hash keeps the tests quick; the site itself uses werkzeug's default (scrypt).
+    cheap = generate_password_hash(PASSWORD, method="pbkdf2:sha256:1000")
+    made = []
+    for name, admin in (("root-admin", True), ("alice", False), ("mallory", False)):
+        user = users.create_user(name, admin=admin)
+        user.password_hash = cheap
+        made.append(user)
+    return made[0], made[1], made[2]
 
 
 def _bot(owner: Any, name: str) -> tuple[Any, Any]:
