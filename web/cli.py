@@ -16,6 +16,7 @@ from web.models import Ladder, User
 def register_commands(app: Flask) -> None:
     for group in (user_cli, bot_cli, match_cli, ratings_cli, tournament_cli, ladder_cli):
         app.cli.add_command(group)
+    app.cli.add_command(demo_command)
 
 
 def _user(username: str) -> User:
@@ -198,3 +199,110 @@ def tournament_run(
         click.echo(f"progress: {progress(tournament)}")
     for row in standings(tournament):
         click.echo(f"version {row['version_id']}: {row['points']:.1f} points in {row['matches']}")
+
+
+# --- demo ----------------------------------------------------------------------------------
+
+DEMO_OWNER = "demo"
+
+
+@click.command("demo")
+@click.option("--game", default="challenge", show_default=True, help="Game of the tournament.")
+@click.option("--tables", type=int, default=6, show_default=True, help="Tables to play.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--wait/--no-wait", default=True, help="Wait and print the standings.")
+@click.option("--timeout", type=float, default=900.0, show_default=True, help="Seconds to wait.")
+def demo_command(game: str, tables: int, seed: int, wait: bool, timeout: float) -> None:
+    """Register the sample bots of GAME and queue a round robin between them.
+
+    The bots belong to the house account ``demo`` and also join GAME's default ladder. Running
+    the command again reuses them and starts another tournament.
+    """
+    from arena.games import make_game
+    from web.services.tournaments import create_tournament
+
+    deadline = time.monotonic() + timeout
+    version_ids = _demo_versions(game, deadline)
+    config = make_game(game).config()
+    try:
+        tournament = create_tournament(
+            f"demo: {game}", config, version_ids, tables=tables, seed=seed
+        )
+    except (LookupError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(f"tournament {tournament.id} queued: /tournaments/{tournament.id}")
+    if wait:
+        _wait_for_tournament(tournament.id, deadline)
+
+
+def _demo_versions(game: str, deadline: float) -> list[int]:
+    """Ids of the active sample bot versions for ``game``, registering the missing ones."""
+    from arena.bots import load_bot
+    from web.models import Bot
+    from web.services import bots, ladders, users
+
+    owner = users.get_or_create_user(DEMO_OWNER, house=True)
+    ladders.ensure_default_ladders([game])
+    db.session.commit()
+    names = []
+    for folder in bots.sample_bot_folders([game]):
+        name = load_bot(folder).name
+        names.append(name)
+        if db.session.scalar(select(Bot).where(Bot.owner_id == owner.id, Bot.name == name)):
+            continue
+        version = bots.register_folder(owner, folder, trusted=True)
+        click.echo(f"registered {name} (version {version.id}); a worker builds and tests it")
+    if len(names) < 2:
+        raise click.ClickException(f"fewer than two sample bots play {game!r}")
+    return [_await_active(owner.id, name, deadline) for name in names]
+
+
+def _await_active(owner_id: int, name: str, deadline: float) -> int:
+    """The id of bot ``name``'s newest version once a worker has made it active."""
+    from web.models import Bot, BotVersion, VersionStatus
+
+    while True:
+        db.session.expire_all()
+        version = db.session.scalar(
+            select(BotVersion)
+            .join(Bot)
+            .where(Bot.owner_id == owner_id, Bot.name == name)
+            .order_by(BotVersion.number.desc())
+        )
+        if version is not None and version.status == VersionStatus.ACTIVE:
+            click.echo(f"{name}: active")
+            return version.id
+        if version is None or version.status == VersionStatus.REJECTED:
+            detail = version.error if version is not None else "not registered"
+            raise click.ClickException(f"{name} cannot play: {detail}")
+        if time.monotonic() > deadline:
+            raise click.ClickException(f"{name} is still {version.status}: is a worker running?")
+        time.sleep(1)
+
+
+def _wait_for_tournament(tournament_id: int, deadline: float) -> None:
+    """Print progress until every match of the tournament is done, then the standings."""
+    from web.models import BotVersion, Tournament
+    from web.services.tournaments import progress, standings
+
+    shown = None
+    while True:
+        db.session.expire_all()
+        tournament = db.session.get(Tournament, tournament_id)
+        assert tournament is not None
+        table = standings(tournament)
+        counts = progress(tournament)
+        if counts != shown:
+            click.echo("progress: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+            shown = counts
+        if str(tournament.status) == "finished":
+            break
+        if time.monotonic() > deadline:
+            raise click.ClickException("the tournament is not finished yet; see the site")
+        time.sleep(2)
+    click.echo("standings:")
+    for place, row in enumerate(table, start=1):
+        version = db.session.get(BotVersion, row["version_id"])
+        name = version.bot.name if version is not None else f"version {row['version_id']}"
+        points, matches = row["points"], row["matches"]
+        click.echo(f"{place:>3}. {name:<28} {points:6.1f} points in {matches} matches")
