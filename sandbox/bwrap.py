@@ -15,6 +15,7 @@ The bot folder and the kits must therefore be readable by that uid.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import itertools
@@ -24,6 +25,7 @@ import select
 import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -91,7 +93,47 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
     return [real, *rest], extra
 
 
-def base_args(bot_dir: Path, limits: Limits, extra_binds: Sequence[str]) -> list[str]:
+def reachable(path: Path, uid: int) -> bool:
+    """True if ``uid`` (with no groups but its own) may walk to and list ``path``."""
+    current = path
+    while True:
+        try:
+            st = os.stat(current)
+        except OSError:
+            return False
+        shift = 6 if st.st_uid == uid else 3 if st.st_gid == uid else 0
+        need = 0o5 if current == path else 0o1
+        if (st.st_mode >> shift) & need != need:
+            return False
+        if current.parent == current:
+            return True
+        current = current.parent
+
+
+def staged_copy(source: Path) -> Path:
+    """A world-readable copy of ``source`` in a fresh temporary folder (the caller removes it)."""
+    root = Path(tempfile.mkdtemp(prefix="arena-stage-"))
+    target = root / "copy"
+    shutil.copytree(source, target, symlinks=True)
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
+    return target
+
+
+@functools.cache
+def kit_for(uid: int | None) -> Path:
+    """The kits folder as ``uid`` can read it: the checkout itself, or one staged copy."""
+    if uid is None or reachable(KIT_DIR, uid):
+        return KIT_DIR
+    copy = staged_copy(KIT_DIR)
+    atexit.register(shutil.rmtree, copy.parent, True)
+    return copy
+
+
+def base_args(
+    bot_dir: Path, limits: Limits, extra_binds: Sequence[str], kit_dir: Path = KIT_DIR
+) -> list[str]:
     """The bubblewrap arguments that build the bot's world."""
     # --as-pid-1: bubblewrap's own init would be orphaned (and left a zombie where the host's
     # pid 1 does not reap) whenever the bot exits by itself; as pid 1 the bot is reaped by
@@ -114,7 +156,7 @@ def base_args(bot_dir: Path, limits: Limits, extra_binds: Sequence[str]) -> list
         args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
-    args += ["--ro-bind", str(bot_dir), "/bot", "--ro-bind", str(KIT_DIR), KIT_MOUNT]
+    args += ["--ro-bind", str(bot_dir), "/bot", "--ro-bind", str(kit_dir), KIT_MOUNT]
     # Only /tmp stays writable: the root and /dev are bubblewrap's own (uncapped) tmpfs mounts.
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/bot"]
@@ -191,9 +233,14 @@ class BwrapProcess(BotProcess):
     """A bot running under bubblewrap."""
 
     def __init__(
-        self, popen: subprocess.Popen[bytes], cgroup: Cgroup | None, limits: Limits
+        self,
+        popen: subprocess.Popen[bytes],
+        cgroup: Cgroup | None,
+        limits: Limits,
+        staged: Path | None = None,
     ) -> None:
         self._popen = popen
+        self._staged = staged
         self._limits = limits
         self._cgroup = cgroup
         assert popen.stdin and popen.stdout and popen.stderr
@@ -308,6 +355,8 @@ class BwrapProcess(BotProcess):
                     f.close()
         if self._cgroup is not None:
             self._cgroup.remove()
+        if self._staged is not None:
+            shutil.rmtree(self._staged.parent, ignore_errors=True)
 
 
 class BwrapSandbox(Sandbox):
@@ -356,23 +405,31 @@ class BwrapSandbox(Sandbox):
         if not bot_dir.is_dir():
             raise SandboxError(f"no bot folder {bot_dir}")
         argv, extra = resolve_interpreter(command)
-        args = [self.exe, *base_args(bot_dir, limits, extra), *env_args(bot_env(env))]
+        uid = self.host_uid(slot)
+        # The bot's own uid mounts the folders: one it cannot reach (a checkout under /root,
+        # a private temp dir) is copied to a readable place for the match.
+        staged = None if uid is None or reachable(bot_dir, uid) else staged_copy(bot_dir)
+        mounted = staged or bot_dir
+        args = [self.exe, *base_args(mounted, limits, extra, kit_for(uid))]
+        args += env_args(bot_env(env))
         program = filter_program() if self.use_seccomp else None
         seccomp_fd = _program_fd(program) if program else None
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         cgroup = self.cgroup_for(limits, slot)
-        preexec = make_preexec(limits, cgroup, self.host_uid(slot), cpu)
+        preexec = make_preexec(limits, cgroup, uid, cpu)
         try:
             popen = _start([*args, "--", *argv], preexec, seccomp_fd)
         except OSError as exc:
             if cgroup is not None:
                 cgroup.remove()
+            if staged is not None:
+                shutil.rmtree(staged.parent, ignore_errors=True)
             raise SandboxError(f"could not start bubblewrap: {exc}") from exc
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        return BwrapProcess(popen, cgroup, limits)
+        return BwrapProcess(popen, cgroup, limits, staged)
 
     def enforced(self, limits: Limits) -> dict[str, bool]:
         held = _cgroup_support(limits.memory_mb, limits.processes) if self.use_cgroups else {}
@@ -440,7 +497,7 @@ def _probe(exe: str) -> str | None:
             os.setgid(uid)
             os.setuid(uid)
 
-    argv = [exe, *base_args(Path("/usr"), Limits(), []), "--", "/usr/bin/true"]
+    argv = [exe, *base_args(Path("/usr"), Limits(), [], kit_for(uid)), "--", "/usr/bin/true"]
     try:
         done = subprocess.run(
             argv, capture_output=True, preexec_fn=drop, timeout=20, check=False, cwd="/"

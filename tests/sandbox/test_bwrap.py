@@ -11,7 +11,7 @@ import pytest
 import sandbox
 from sandbox import SandboxUnavailable, get_sandbox
 from sandbox.base import Limits, Sandbox
-from sandbox.bwrap import MISSING, UID_BASE, BwrapSandbox, resolve_interpreter
+from sandbox.bwrap import MISSING, UID_BASE, BwrapSandbox, reachable, resolve_interpreter
 from sandbox.cgroups import ROOT_NAME, find_hierarchies
 from tests.sandbox.driver import fresh_slot, host_uid_processes
 
@@ -168,3 +168,22 @@ def test_backends_are_described(bwrap_sandbox: Sandbox) -> None:
     assert rows["none"]["isolates"] is False
     assert rows["bwrap"]["unavailable"] is None
     assert sandbox.default_sandbox_name() == "bwrap"
+
+
+def test_unreachable_bot_folder_is_staged(bwrap_sandbox: Sandbox, tmp_path: Path) -> None:
+    """pytest's tmp_path sits under 0700 folders: the slot's uid cannot walk to it."""
+    if os.geteuid() != 0:
+        pytest.skip("the uid switch happens only when the referee is root")
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.py").write_text("import os; print(os.listdir('.'))")
+    slot = fresh_slot()
+    assert not reachable(folder, UID_BASE + slot)
+    process = bwrap_sandbox.spawn(folder, ["python3", "bot.py"], LIMITS, slot=slot)
+    staged = vars(process)["_staged"]
+    assert staged is not None and staged.is_dir()
+    assert process.wait(20) == 0
+    out = os.read(process.stdout_fd, 4096)
+    process.close()
+    assert out == b"['bot.py']\n"
+    assert not staged.exists()
