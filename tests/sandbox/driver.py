@@ -41,10 +41,11 @@ _slots = itertools.count()
 def fresh_slot() -> int:
     """A slot no other test of this run uses (so uids and labels do not mix).
 
-    Slots from 100 up, 200 per pytest-xdist worker: the runner's own tests use slots from 0.
+    Slots from 1000 up, 200 per pytest-xdist worker: matches elsewhere use low slots (the web
+    worker up to 64 times the seats).
     """
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
-    base = 100 + 200 * (int(worker) if worker.isdigit() else 0)
+    base = 1000 + 200 * (int(worker) if worker.isdigit() else 0)
     return base + next(_slots) % 200
 
 
