@@ -56,6 +56,11 @@ def processes_in(folder: Path) -> list[int]:
     return found
 
 
+def private_copy(folder: Path, tmp_path: Path) -> BotManifest:
+    """A copy of a bot in its own folder, so its processes are told apart from other tests'."""
+    return load_bot(shutil.copytree(folder, tmp_path / folder.name))
+
+
 def assert_no_processes(folder: Path) -> None:
     deadline = time.monotonic() + 2.0
     while processes_in(folder) and time.monotonic() < deadline:
@@ -99,9 +104,9 @@ BROKEN_CASES = [
 
 @pytest.mark.parametrize(("fixture", "status", "forfeited"), BROKEN_CASES)
 def test_misbehaving_bot_is_policed_and_match_finishes(
-    greedy: BotManifest, fixture: str, status: SeatStatus, forfeited: bool
+    greedy: BotManifest, fixture: str, status: SeatStatus, forfeited: bool, tmp_path: Path
 ) -> None:
-    broken = load_bot(BROKEN / fixture)
+    broken = private_copy(BROKEN / fixture, tmp_path)
     tc = TimeControl(init_s=1.0, move_s=0.2, bank_s=0.3, max_strikes=3)
     outcome = play([greedy, broken, greedy], tc=tc)
     report = outcome.seats[1]
@@ -147,8 +152,9 @@ def test_stderr_flood_is_capped_and_never_blocks(greedy: BotManifest) -> None:
     assert all(e is not None and len(e) <= 2048 for e in excerpts)
 
 
-def test_process_tree_is_killed_even_when_the_caller_raises(greedy: BotManifest) -> None:
-    never = load_bot(BROKEN / "never-answers")
+def test_process_tree_is_killed_even_when_the_caller_raises(tmp_path: Path) -> None:
+    never = private_copy(BROKEN / "never-answers", tmp_path)
+    greedy = private_copy(SAMPLES / "python" / "svoi-kozyri-greedy", tmp_path)
 
     def explode(state: object, step: object) -> None:
         raise RuntimeError("viewer crashed")
@@ -317,14 +323,18 @@ def processes_running(marker: bytes) -> list[int]:
 
 
 @pytest.mark.bwrap
-def test_bots_play_and_die_under_bubblewrap(greedy: BotManifest) -> None:
+def test_bots_play_and_die_under_bubblewrap(greedy: BotManifest, tmp_path: Path) -> None:
     from sandbox import SandboxUnavailable
 
     try:
         sandbox = get_sandbox("bwrap")
     except (SandboxUnavailable, ImportError) as exc:
         pytest.skip(f"bubblewrap unavailable: {exc}")
-    bots: list[BotManifest | BuiltinBot] = [greedy, load_bot(BROKEN / "never-answers")]
+    never = private_copy(BROKEN / "never-answers", tmp_path)
+    marker = f"time.sleep({600 + os.getpid() % 1000}.5)"  # this test's own sleeping child
+    code = (never.path / "bot.py").read_text().replace("time.sleep(600)", marker)
+    (never.path / "bot.py").write_text(code)
+    bots: list[BotManifest | BuiltinBot] = [greedy, never]
     if NODE is not None:
         bots.append(load_bot(SAMPLES / "js" / "svoi-kozyri-greedy"))
     game = make_game("svoi-kozyri", players=len(bots), params={"deals": 1})
@@ -333,6 +343,6 @@ def test_bots_play_and_die_under_bubblewrap(greedy: BotManifest) -> None:
         SeatStatus.OK, SeatStatus.TIMEOUT, *[SeatStatus.OK] * (len(bots) - 2)
     ]  # fmt: skip
     deadline = time.monotonic() + 2.0
-    while processes_running(b"time.sleep(600)") and time.monotonic() < deadline:
+    while processes_running(marker.encode()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert processes_running(b"time.sleep(600)") == []
+    assert processes_running(marker.encode()) == []
