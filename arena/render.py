@@ -27,14 +27,16 @@ JSON = dict[str, Any]
 @dataclass(frozen=True)
 class TableHook:
     """A game's own touches: ``lines(view)`` is drawn under the seat table, in place of the
-    generic lines of the view keys listed in ``keys``."""
+    generic lines and columns of the view keys listed in ``keys``; ``columns(view, seat)``, if
+    given, adds named cells to each seat's row."""
 
     lines: Callable[[JSON], list[RenderableType]]
     keys: frozenset[str] = frozenset()
+    columns: Callable[[JSON, int], dict[str, RenderableType]] | None = None
 
 
 HOOKS: dict[str, TableHook] = {}
-"""Per-game touches, by game name (the trick-taking games register theirs below)."""
+"""Per-game touches, by game name (``arena.game_tables`` registers every game's)."""
 
 SHARED_KEYS = frozenset(
     {"game", "deal", "dealer", "to_move", "hands", "hand", "hand_counts", "trumps", "scores",
@@ -177,10 +179,15 @@ def trump_cell(trumps: Any, seat: int) -> Text:
     return Text("")
 
 
-def seat_table(view: JSON, names: Sequence[str] | None, viewer: int | None) -> Table:
-    """One row per seat: who, trump, hand, score and any other per-seat values."""
+def seat_table(
+    view: JSON, names: Sequence[str] | None, viewer: int | None, hook: TableHook | None = None
+) -> Table:
+    """One row per seat: who, trump, hand, score, the game's own columns and any other per-seat
+    values."""
     players = player_count(view)
-    extra = per_seat_keys(view, players)
+    handled = hook.keys if hook else frozenset()
+    extra = [k for k in per_seat_keys(view, players) if k not in handled]
+    own = [hook.columns(view, seat) for seat in range(players)] if hook and hook.columns else []
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="dim")
     table.add_column("seat")
     per_seat_trumps = isinstance(view.get("trumps"), list)
@@ -190,10 +197,13 @@ def seat_table(view: JSON, names: Sequence[str] | None, viewer: int | None) -> T
     has_scores = isinstance(view.get("scores"), list)
     if has_scores:
         table.add_column("score", justify="right")
-    for key in extra:
+    for key in [*(own[0] if own else {}), *extra]:
         table.add_column(key.replace("_", " "))
     for seat in range(players):
-        table.add_row(*seat_row(view, seat, names, viewer, per_seat_trumps, has_scores, extra))
+        row = seat_row(view, seat, names, viewer, per_seat_trumps, has_scores, extra)
+        if own:
+            row[len(row) - len(extra) : len(row) - len(extra)] = list(own[seat].values())
+        table.add_row(*row)
     return table
 
 
@@ -238,7 +248,7 @@ def zone_lines(view: JSON, players: int, handled: frozenset[str]) -> list[Render
     skip = SHARED_KEYS | QUIET_KEYS | handled | set(per_seat_keys(view, players))
     lines: list[RenderableType] = []
     trumps = view.get("trumps")
-    if trumps is not None and not isinstance(trumps, list):
+    if trumps is not None and not isinstance(trumps, list) and "trumps" not in handled:
         shown = suit_text(trumps) if isinstance(trumps, str) else value_text(trumps)
         lines.append(Text("trumps: ").append(shown))
     for key, value in view.items():
@@ -265,7 +275,7 @@ def render_table(
 ) -> Panel:
     """The card table for a ``full_view()`` or an ``observation(viewer)``."""
     hook = HOOKS.get(str(view.get("game")))
-    parts: list[RenderableType] = [seat_table(view, names, viewer)]
+    parts: list[RenderableType] = [seat_table(view, names, viewer, hook)]
     parts.extend(zone_lines(view, player_count(view), hook.keys if hook else frozenset()))
     if hook:
         parts.extend(hook.lines(view))
@@ -285,54 +295,7 @@ def render_result(result: JSON, names: Sequence[str] | None = None) -> Table:
     return table
 
 
-# --- per-game touches ---------------------------------------------------------------------------
+# The games' own touches need the helpers above, so they are imported last.
+from arena.game_tables import HOOKS as _GAME_HOOKS  # noqa: E402
 
-
-def trick_text(trick: JSON) -> Text:
-    """``P0 6♥  P1 K♥*  → P1``: each seat's card (``*`` marks a trump), then the winner if known."""
-    plays = []
-    for play in trick.get("cards") or []:
-        card = play.get("card")
-        shown = card_text(card) if is_card(card) else Text("?")
-        plays.append(
-            Text(f"P{play.get('seat')} ").append(shown).append("*" if play.get("trump") else "")
-        )
-    text = Text("  ").join(plays) if plays else Text("—", style="dim")
-    if trick.get("winner") is not None:
-        text.append(f"  → P{trick['winner']}", style="yellow")
-    return text
-
-
-def trick_lines(view: JSON) -> list[RenderableType]:
-    """The trick in play and the last trick taken."""
-    lines: list[RenderableType] = []
-    trick = view.get("trick")
-    if isinstance(trick, dict):
-        leader = trick.get("leader")
-        label = "trick" if leader is None else f"trick (led by P{leader})"
-        lines.append(Text(f"{label}: ", style="dim").append(trick_text(trick)))
-    tricks = view.get("tricks")
-    if isinstance(tricks, list) and tricks and isinstance(tricks[-1], dict):
-        lines.append(
-            Text(f"last of {len(tricks)} tricks: ", style="dim").append(trick_text(tricks[-1]))
-        )
-    return lines
-
-
-for _game in ("svoi-kozyri-tricks", "kozyr-boys"):
-    HOOKS[_game] = TableHook(trick_lines, frozenset({"trick", "tricks"}))
-
-
-def pile_lines(view: JSON) -> list[RenderableType]:
-    """The pile bottom to top, with its size and the top card picked out."""
-    pile = view.get("pile")
-    if not isinstance(pile, list) or not pile:
-        return [Text("pile: empty", style="dim")]
-    line = Text(f"pile ({len(pile)}): ", style="dim")
-    if len(pile) > 1:
-        line.append(cards_text(pile[:-1])).append("  ")
-    return [line.append("top ", style="dim").append(value_text(pile[-1]))]
-
-
-for _game in ("svoi-kozyri", "challenge"):
-    HOOKS[_game] = TableHook(pile_lines, frozenset({"pile"}))
+HOOKS.update(_GAME_HOOKS)

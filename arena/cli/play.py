@@ -23,7 +23,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--players", type=int, help="table size (default: the game's)")
     parser.add_argument("--seed", type=int, help="match seed (default: random, printed)")
     parser.add_argument("--variant", help="named variant of the game")
-    parser.add_argument("--deals", type=int, help="number of deals (sets the 'deals' parameter)")
+    parser.add_argument(
+        "--deals",
+        type=int,
+        help="match length in deals (svoi-kozyri-tricks: at most this many; kozyr-boys: a "
+        "multiple of 3)",
+    )
     parser.add_argument(
         "--param", action="append", default=[], metavar="K=V", help="set a game parameter"
     )
@@ -50,11 +55,29 @@ def parse_param(text: str) -> tuple[str, Any]:
         return key.strip(), raw
 
 
+def match_length(game: str, deals: int) -> tuple[str, int]:
+    """The parameter (and value) that makes a match of ``game`` last ``deals`` deals.
+
+    Most games count deals; svoi-kozyri-tricks plays to a target score, so ``deals`` caps it;
+    kozyr-boys plays rounds in which each of the three players deals once.
+    """
+    if game == "kozyr-boys":
+        if deals % 3:
+            raise ConfigError(
+                "kozyr-boys is played in rounds of 3 deals: --deals must be 3, 6, ..."
+            )
+        return "rounds", deals // 3
+    if game == "svoi-kozyri-tricks":
+        return "max_deals", deals
+    return "deals", deals
+
+
 def build_game(args: argparse.Namespace) -> Game:
     """The game asked for on the command line."""
     params = dict(parse_param(p) for p in args.param)
     if args.deals is not None:
-        params["deals"] = args.deals
+        key, value = match_length(args.game, args.deals)
+        params[key] = value
     return make_game(args.game, players=args.players, params=params, variant=args.variant)
 
 

@@ -109,7 +109,9 @@ def test_result_lists_best_first() -> None:
     assert [row[:3] for row in rows] == [["1", "P1", "b"], ["2", "P0", "a"], ["2", "P2", "c"]]
 
 
-@pytest.mark.parametrize("name", ["svoi-kozyri", "svoi-kozyri-tricks", "kozyr-boys", "svara"])
+@pytest.mark.parametrize(
+    "name", ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
+)
 def test_real_games_render_mid_match(name: str) -> None:
     try:
         state = make_game(name).new_state(3)
@@ -127,7 +129,8 @@ def test_real_games_render_mid_match(name: str) -> None:
     for card in state.private_cards(0):
         assert render.card_text(card).plain in full
     other_row = next(line for line in own.splitlines() if line[2:6].strip(" ▶") == "P0")
-    assert "▒ ×" in other_row
+    if name != "challenge":  # every card of challenge is face up
+        assert "▒ ×" in other_row
     assert not any(render.card_text(c).plain in other_row for c in state.private_cards(0))
 
 
@@ -136,3 +139,41 @@ def test_the_pile_shows_its_top_card() -> None:
     assert "pile (3): 7♠ 9♠  top J♥" in text_of(render_table(view))
     assert "pile (1): top 7♠" in text_of(render_table({**view, "pile": ["7S"]}))
     assert "pile: empty" in text_of(render_table({**view, "pile": []}))
+
+
+GAME_VIEW_SIZE = 30
+"""Lines a game's table may take mid-match, hands included: the games' hooks keep it compact."""
+
+
+@pytest.mark.parametrize(
+    "name", ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
+)
+def test_every_game_has_a_compact_table(name: str) -> None:
+    state = make_game(name).new_state(5)
+    rng = random.Random(5)
+    for _ in range(60):
+        state.apply_action(state.game.greedy_action(state, rng))
+    shown = text_of(render_table(state.full_view()))
+    assert len(shown.splitlines()) <= GAME_VIEW_SIZE, shown
+    assert "{" not in shown.split("events")[0], shown  # no raw JSON dicts above the history
+    generic = {line.strip("│ ").split(":")[0] for line in shown.splitlines() if ": " in line}
+    assert not generic & {k.replace("_", " ") for k in state.full_view()} - {
+        "pile",
+        "trick",
+        "last deal",
+    }
+
+
+def test_svara_columns_and_deal_summary() -> None:
+    state = make_game("svara").new_state(1)
+    view = {**state.full_view(), "last_deal": [{"type": "win", "seat": 2, "amount": 90}]}
+    shown = text_of(render_table(view))
+    header = next(line for line in shown.splitlines() if "seat" in line)
+    assert "status" in header and "in pot" in header and "players" not in header
+    assert "last deal: P2 won 90 as everyone else folded" in shown
+    assert "phase dark · pot 30 · stake 0" in shown
+
+
+def test_kozyr_boys_names_trumps_once() -> None:
+    shown = text_of(render_table(make_game("kozyr-boys").new_state(1).full_view()))
+    assert shown.count("trumps") == 1 and "bowers" in shown and "dealer's leftover" in shown

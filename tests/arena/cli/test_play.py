@@ -191,3 +191,14 @@ def test_replay_from_a_seat_hides_other_seats_secret_choices(tmp_path: Path, cap
     assert "P1 greedy: choose_trump suit=" not in seat_view
     main(["replay", str(path), "--no-interactive"])
     assert "P1 greedy: choose_trump suit=" in capsys.readouterr().out
+
+
+def test_deals_sets_each_games_match_length(capsys) -> None:
+    assert main(["play", "kozyr-boys", "--deals", "6", "--seed", "2", "--quiet"]) == 0
+    assert "6 deals" in capsys.readouterr().out
+    assert main(["play", "svoi-kozyri-tricks", "--deals", "1", "--seed", "2", "--quiet"]) == 0
+    assert "1 deals" in capsys.readouterr().out
+    assert main(["play", "svara", "--deals", "2", "--seed", "2", "--quiet"]) == 0
+    assert "2 deals" in capsys.readouterr().out
+    assert main(["play", "kozyr-boys", "--deals", "4"]) == 2
+    assert "rounds of 3 deals" in capsys.readouterr().out
