@@ -92,7 +92,20 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.replay or default_replay_path(game.name, seed))
     write_replay(path, outcome.replay)  # type: ignore[arg-type]
     console.print(f"replay: {path}   (arena replay {path})")
+    for log in write_stderr_logs(outcome, path):
+        console.print(f"stderr: {log}")
     return 0
+
+
+def write_stderr_logs(outcome: MatchOutcome, replay: Path) -> list[Path]:
+    """Each bot seat's stderr (as kept by the runner) beside the replay: ``<replay>.seatN.log``."""
+    logs = []
+    for seat, report in enumerate(outcome.seats):
+        if report.stderr:
+            log = replay.with_name(f"{replay.name.removesuffix('.json')}.seat{seat}.log")
+            log.write_text(report.stderr, encoding="utf-8")
+            logs.append(log)
+    return logs
 
 
 def build_all(seats: list[Entrant], console: Console) -> bool:

@@ -305,6 +305,15 @@ def test_arena_match_command_plays_and_saves_a_replay(tmp_path: Path) -> None:
     assert verify(saved) == []
 
 
+def test_arena_match_keeps_each_bots_stderr_beside_the_replay(tmp_path: Path) -> None:
+    replay = tmp_path / "m.json"
+    crash = str(BROKEN / "crash-mid-match")
+    argv = ["match", "svoi-kozyri", crash, "builtin:greedy", "--deals", "1", "--quiet"]
+    assert main([*argv, "--sandbox", "none", "--replay", str(replay), "--no-build"]) == 0
+    assert "deliberate crash" in (tmp_path / "m.seat0.log").read_text()
+    assert not (tmp_path / "m.seat1.log").exists()
+
+
 def test_arena_match_refuses_bad_input(tmp_path: Path) -> None:
     assert main(["match", "svoi-kozyri", str(tmp_path), "--sandbox", "none"]) == 2
     assert main(["match", "svoi-kozyri", "builtin:genius", "--sandbox", "none"]) == 2
