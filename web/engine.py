@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,37 @@ def _slot_base(players: int) -> int:
     return (os.getpid() % 64) * players
 
 
+def pool_index() -> int | None:
+    """This process's index in the Celery worker pool (0, 1, ...), or None outside one."""
+    try:
+        from billiard.process import current_process
+
+        index = getattr(current_process(), "index", None)
+    except ImportError:
+        return None
+    return int(index) if index is not None else None
+
+
+@contextmanager
+def pool_core() -> Iterator[None]:
+    """Confine a pool process to one core chosen by its pool index, for one match.
+
+    The runner pins each match to one core; left to itself it picks by pid, so two pool
+    processes can land on the same core while another idles.
+    """
+    index = pool_index()
+    if index is None or not hasattr(os, "sched_setaffinity"):
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    cores = sorted(before)
+    os.sched_setaffinity(0, {cores[index % len(cores)]})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
+
+
 def run(
     game_config: dict[str, Any],
     seats: list[SeatSpec],
@@ -120,15 +152,16 @@ def run(
         raise InfrastructureError(f"cannot prepare the match: {exc}") from exc
     sandbox = sandbox_for(all(seat.trusted for seat in seats))
     try:
-        played = run_match(
-            game,
-            entrants,
-            seed,
-            sandbox=sandbox,
-            time_control=time_control(),
-            on_step=on_step,
-            slot_base=_slot_base(len(seats)),
-        )
+        with pool_core():
+            played = run_match(
+                game,
+                entrants,
+                seed,
+                sandbox=sandbox,
+                time_control=time_control(),
+                on_step=on_step,
+                slot_base=_slot_base(len(seats)),
+            )
     except SandboxError as exc:
         raise InfrastructureError(f"sandbox failure: {exc}") from exc
     return outcome_from(played, seats)
