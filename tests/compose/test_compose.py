@@ -240,6 +240,10 @@ def finished_tournament(stack: Stack, number: int) -> dict[str, Any]:
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_local_tournament_survives_a_restart(stack: Stack) -> None:
+    # The worker really can build a bubblewrap sandbox in its container (no silent fallback).
+    stack.compose(
+        "exec", "-T", "worker", "python", "-c", "import sandbox; sandbox.get_sandbox('bwrap')"
+    )
     demo = stack.compose("run", "--rm", "-T", "web", "demo", "--tables", "3", "--timeout", "400")
     assert "standings:" in demo.stdout
     number = tournament_id(demo.stdout)
@@ -251,6 +255,8 @@ def test_local_tournament_survives_a_restart(stack: Stack) -> None:
     assert sum(row["matches"] for row in tournament["standings"]) == 2 * len(matches)
     page = stack.get(f"/tournaments/{number}")
     assert all(name in page for name in DEMO_BOTS)
+    assert f'/matches/{matches[0]["id"]}"' in page  # the newest match, with its replay viewer
+    assert "replay" in stack.get(f"/matches/{matches[0]['id']}").lower()
     replay = stack.get_bytes(matches[0]["replay_url"])
     assert verify(loads_replay(replay)) == []
 
