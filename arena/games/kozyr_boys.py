@@ -271,11 +271,6 @@ class KozyrBoysState(TrickTakingState):
         units = deal_units(won, self.captures)
         return DealRecord(self.deal_no, self.dealer, won, taken, discard, points, units)
 
-    def _pay_units(self, deal: list[int], last: bool) -> None:
-        """Add a deal's side payments and, after the last deal, the end-of-match payments."""
-        final = final_units(self.scores) if last else [0.0] * PLAYERS
-        self.units = [u + d + f for u, d, f in zip(self.units, deal, final, strict=True)]
-
     def in_units(self) -> bool:
         """Whether the match is settled in units (the ``units`` settlement)."""
         return bool(self.game.params["settlement"] == "units")
