@@ -221,6 +221,14 @@ def make_preexec(
     return preexec
 
 
+def _children(pid: int) -> set[int]:
+    """Direct children of ``pid`` (empty if the kernel does not list them)."""
+    try:
+        return {int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except (OSError, ValueError):
+        return set()
+
+
 def _capped(limit: tuple[int, int]) -> tuple[int, int]:
     """``limit`` lowered to fit under the current hard limit."""
     _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -263,8 +271,9 @@ class BwrapProcess(BotProcess):
     def kill(self) -> None:
         if self.poll() is None:
             self._kill_inside()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self._popen.pid, signal.SIGKILL)
+        if self.poll() is None:  # once reaped, its process group id may belong to another
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._popen.pid, signal.SIGKILL)
         if self._cgroup is not None:
             self._cgroup.kill_all()
         self._reap(block=True)
@@ -276,9 +285,9 @@ class BwrapProcess(BotProcess):
         (in some containers) never reaps it; the zombie would count against the slot's uid.
         """
         if self._cgroup is None:
-            self._killed = True  # no way to tell a bot that just ended; kill() does the rest
-            return
-        inside = self._cgroup.members() - {self._popen.pid}
+            inside = _children(self._popen.pid)  # the bot, pid 1 of its namespace
+        else:
+            inside = self._cgroup.members() - {self._popen.pid}
         # With nothing left inside, the bot has just ended and bubblewrap is about to report it.
         if not inside and self.wait(1.0) is not None:
             return
