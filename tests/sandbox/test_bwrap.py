@@ -13,7 +13,8 @@ from sandbox import SandboxUnavailable, get_sandbox
 from sandbox.base import Limits, Sandbox
 from sandbox.bwrap import MISSING, UID_BASE, BwrapSandbox, reachable, resolve_interpreter
 from sandbox.cgroups import ROOT_NAME, find_hierarchies
-from tests.sandbox.driver import fresh_slot, host_uid_processes
+from tests.sandbox.conftest import BotMaker
+from tests.sandbox.driver import drive, fresh_slot, host_uid_processes, start, survivors
 
 PROBE = r"""
 import json, os, socket, sys
@@ -187,3 +188,15 @@ def test_unreachable_bot_folder_is_staged(bwrap_sandbox: Sandbox, tmp_path: Path
     process.close()
     assert out == b"['bot.py']\n"
     assert not staged.exists()
+
+
+@pytest.mark.parametrize("name", ["sleeper", "orphan"])
+def test_without_cgroups_nothing_survives(
+    bwrap_sandbox: Sandbox, hostile: BotMaker, name: str
+) -> None:
+    """Even a zombie would count against the slot's process limit in the next match."""
+    box = BwrapSandbox(cgroups=False)
+    slot = fresh_slot()
+    run = drive(start(box, hostile(name), LIMITS, slot), timeout=1.0)
+    assert run.findings, run.stderr
+    assert survivors(box, slot) == []
