@@ -10,6 +10,7 @@
 ARG BASE_IMAGE=python:3.11-slim-bookworm
 
 FROM ${BASE_IMAGE} AS build
+LABEL org.kozyri-arena.stage=build
 ENV LANG=C.UTF-8 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 # "wheel[s]" matches nothing when no wheels were built; pip then uses the package index.
 COPY pyproject.toml docker/requirements.txt build/wheel[s] /wheels/

@@ -25,7 +25,8 @@ image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 drop_older() {
     # Keep the disk bounded: other ci-* tags of this repository are stale builds.
     local repo=$1 keep=$2
-    docker images --format '{{.Repository}}:{{.Tag}}' "$repo" | grep ":ci-" | grep -vx "$keep" |
+    docker images --format '{{.Repository}}:{{.Tag}}' "$repo" | grep ":ci-" | grep -v ":ci-build-stage" |
+        grep -vx "$keep" |
         xargs -r docker rmi >/dev/null 2>&1 || true
 }
 
@@ -90,8 +91,12 @@ build_platform() {
     else
         log "building $tag from $BASE_IMAGE (wheels built here, no network in the build)"
         "$ROOT/docker/build-wheels.sh" >&2
+        # The build stage keeps a tag of its own, so its dependency layers stay cached and the
+        # stages of earlier builds (now untagged) can be removed.
+        quiet_build kozyri-arena:ci-build-stage --target build "$ROOT"
         quiet_build "$tag" "$ROOT"
         drop_older kozyri-arena "$tag"
+        docker image prune -f --filter label=org.kozyri-arena.stage=build >/dev/null
     fi
     echo "$tag"
 }
