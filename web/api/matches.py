@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 from flask import Response, abort
 from flask_smorest import Blueprint
 
@@ -80,10 +79,15 @@ def replay(match_id: int) -> Response:
     seats the reader owns. A running match gives public information only (no seed, no actions
     of other seats).
     """
-    found = _match_or_404(match_id)
+    found = db.session.get(Match, match_id)
+    if found is None:
+        abort(404, description=f"no match {match_id}")
     reader = auth.reader()
-    doc = _load(found)
-    body = orjson.dumps(replays.replay_for(found, doc, auth.owned_seats(reader, found)))
+    owned = auth.owned_seats(reader, found) if reader else set()
+    try:
+        body = replays.served_bytes(found, owned)
+    except replays.NoReplay as exc:
+        abort(404, description=str(exc))
     response = Response(body, mimetype="application/json")
     if replays.is_live(found):
         response.headers["Cache-Control"] = "no-store"

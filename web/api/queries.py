@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, and_, func, or_, select, true
 from sqlalchemy.orm import joinedload, selectinload
 
 from web.extensions import db
@@ -194,6 +194,35 @@ def trend_points(
     """The last ``points`` scores (after each rated match) of each bot, oldest first."""
     if not bot_ids:
         return {}
+    if db.session.get_bind().dialect.name == "postgresql":
+        rows = _latest_changes_lateral(ladder_id, bot_ids, points)
+    else:
+        rows = _latest_changes_window(ladder_id, bot_ids, points)
+    trends: dict[int, list[float]] = defaultdict(list)
+    for bot_id, value, _change in sorted(rows, key=lambda row: (row[0], row[2])):
+        trends[bot_id].append(float(value))
+    return trends
+
+
+def _latest_changes_lateral(ladder_id: int, bot_ids: list[int], points: int) -> list[Any]:
+    """PostgreSQL: one short backward index scan per bot (``ix_rating_changes_bot_ladder``)."""
+    bots = select(func.unnest(bot_ids).label("bot_id")).subquery()
+    latest = (
+        select(
+            (RatingChange.mu_after - 3 * RatingChange.sigma_after).label("score"),
+            RatingChange.id.label("change_id"),
+        )
+        .where(RatingChange.bot_id == bots.c.bot_id, RatingChange.ladder_id == ladder_id)
+        .order_by(RatingChange.id.desc())
+        .limit(points)
+        .lateral()
+    )
+    stmt = select(bots.c.bot_id, latest.c.score, latest.c.change_id).join(latest, true())
+    return list(db.session.execute(stmt).all())
+
+
+def _latest_changes_window(ladder_id: int, bot_ids: list[int], points: int) -> list[Any]:
+    """Other databases (SQLite): number each bot's changes, newest first, and keep the first."""
     numbered = (
         select(
             RatingChange.bot_id,
@@ -206,15 +235,8 @@ def trend_points(
         .where(RatingChange.ladder_id == ladder_id, RatingChange.bot_id.in_(bot_ids))
         .subquery()
     )
-    rows = db.session.execute(
-        select(numbered.c.bot_id, numbered.c.score)
-        .where(numbered.c.n <= points)
-        .order_by(numbered.c.bot_id, numbered.c.id)
-    ).all()
-    trends: dict[int, list[float]] = defaultdict(list)
-    for bot_id, value in rows:
-        trends[bot_id].append(float(value))
-    return trends
+    stmt = select(numbered.c.bot_id, numbered.c.score, numbered.c.id).where(numbered.c.n <= points)
+    return list(db.session.execute(stmt).all())
 
 
 def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str]]]:

@@ -9,6 +9,8 @@ observations of their own seats.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import orjson
@@ -19,6 +21,10 @@ from web.storage import get_storage
 
 PRIVATE_STEP_KEYS = ("debug", "stderr")
 LIVE_HEADER = ("format", "version", "engine", "game", "seats")
+CACHED_REPLAYS = 64
+
+_served: OrderedDict[tuple[str, frozenset[int]], bytes] = OrderedDict()
+_served_lock = threading.Lock()
 
 
 class NoReplay(LookupError):
@@ -70,6 +76,32 @@ def replay_for(match: Match, doc: dict[str, Any], owned: set[int]) -> dict[str, 
     shown = {key: doc[key] for key in LIVE_HEADER if key in doc}
     shown.update(live=True, status=str(match.status), steps=steps)
     return shown
+
+
+def served_bytes(match: Match, owned: set[int]) -> bytes:
+    """The replay as served to a reader owning ``owned`` seats, as JSON bytes.
+
+    A finished match's replay never changes, so its few most recently read renderings are kept.
+    """
+    if is_live(match):
+        return orjson.dumps(replay_for(match, load(match), owned))
+    key = (match.replay_path or "", frozenset(owned))
+    with _served_lock:
+        if key in _served:
+            _served.move_to_end(key)
+            return _served[key]
+    body = orjson.dumps(replay_for(match, load(match), owned))
+    with _served_lock:
+        _served[key] = body
+        while len(_served) > CACHED_REPLAYS:
+            _served.popitem(last=False)
+    return body
+
+
+def forget() -> None:
+    """Drop the kept renderings (after a stored replay was replaced in place: tests)."""
+    with _served_lock:
+        _served.clear()
 
 
 def frames_for(

@@ -11,11 +11,13 @@ from web.api import queries
 from web.api.catalog import game_list
 from web.extensions import db
 from web.models import Bot
+from web.views.cache import anonymous_cache
 
 bp = Blueprint("home", __name__)
 
 
 @bp.route("/")
+@anonymous_cache
 def index() -> ResponseReturnValue:
     ladders = queries.ladders()
     user = auth.session_user()

@@ -6,6 +6,7 @@ from flask import Blueprint, abort, render_template, request
 from flask.typing import ResponseReturnValue
 
 from web.api import queries
+from web.views.cache import anonymous_cache
 
 bp = Blueprint("ladders", __name__, url_prefix="/ladders")
 
@@ -18,6 +19,7 @@ def page_arg() -> int:
 
 
 @bp.route("/<slug>")
+@anonymous_cache
 def ladder(slug: str) -> ResponseReturnValue:
     found = queries.ladder_by_slug(slug)
     if found is None:

@@ -61,6 +61,7 @@ def app(pg_url: str, redis_url: str, shared_tmp: Path) -> Iterator[Flask]:
         SANDBOX="none",
         TRUSTED_SANDBOX="none",
         VALIDATION_MATCH=False,
+        PAGE_CACHE_SECONDS=0.0,
     )
     config.pop("TESTING", None)  # keep errors as pages and JSON, as in production
     application = create_app(config)

@@ -155,3 +155,17 @@ def test_session_cookie_is_httponly_and_lax(client: FlaskClient, world: World) -
     page = client.get("/login")
     cookie = page.headers.get("Set-Cookie", "")
     assert "HttpOnly" in cookie and "SameSite=Lax" in cookie
+
+
+def test_ladder_pages_link_to_each_other(
+    client: FlaskClient, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from web.views import ladders
+
+    monkeypatch.setattr(ladders, "PER_PAGE", 1)
+    first = client.get(f"/ladders/{world.ladder.slug}?sort=mu").get_data(as_text=True)
+    assert "page 1 of 2" in first
+    link = re.search(r'href="([^"]*page=2[^"]*)"', first)
+    assert link and "sort=mu" in link.group(1)
+    second = client.get(link.group(1).replace("&amp;", "&")).get_data(as_text=True)
+    assert "page 2 of 2" in second and "previous" in second

@@ -186,6 +186,9 @@ def test_debug_text_with_script_stays_json(client: FlaskClient, world: World) ->
     first = next(i for i, step in enumerate(doc["steps"]) if step["seat"] == 0)
     doc["steps"][first]["debug"] = SCRIPT
     path.write_bytes(orjson.dumps(doc))
+    from web.api import replays
+
+    replays.forget()
     token = {"Authorization": f"Bearer {world.tokens['alice']}"}
     answer = client.get(f"/api/v1/matches/{world.finished.id}/replay", headers=token)
     assert answer.content_type == "application/json"
