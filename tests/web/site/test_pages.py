@@ -169,3 +169,21 @@ def test_ladder_pages_link_to_each_other(
     assert link and "sort=mu" in link.group(1)
     second = client.get(link.group(1).replace("&amp;", "&")).get_data(as_text=True)
     assert "page 2 of 2" in second and "previous" in second
+
+
+def test_anonymous_ladder_pages_are_cached_briefly(
+    app: object, client: FlaskClient, world: World
+) -> None:
+    from web.extensions import db
+    from web.views import cache
+
+    cache.clear()
+    app.config["PAGE_CACHE_SECONDS"] = 60.0  # type: ignore[attr-defined]
+    url = f"/ladders/{world.ladder.slug}"
+    assert "alice-bot" in client.get(url).get_data(as_text=True)
+    world.bots[0].name = "renamed-bot"
+    db.session.commit()
+    assert "alice-bot" in client.get(url).get_data(as_text=True), "served from the cache"
+    login(client, "mallory")
+    assert "renamed-bot" in client.get(url).get_data(as_text=True), "logged-in users see it now"
+    cache.clear()
