@@ -15,6 +15,7 @@ import select
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from arena.protocol import MAX_LINE_BYTES, LineReader, LineTooLong
 from sandbox.base import BotProcess
@@ -27,6 +28,9 @@ STDERR_STEP_BYTES = 2048
 
 MAX_QUEUED_LINES = 64
 """Complete lines a bot may have waiting unanswered; more is an output flood."""
+
+MAX_UNREAD_BYTES = 1 << 20
+"""Bytes the referee queues for a bot that is not reading its stdin; beyond that it is stalled."""
 
 _READ_CHUNK = 1 << 16
 
@@ -86,14 +90,36 @@ def _ms_until(deadline: float | None) -> int | None:
     return max(0, int((deadline - time.perf_counter()) * 1000) + 1)
 
 
+class Transcript:
+    """A seat's conversation, one line per message: ``->`` from the referee, ``<-`` from the bot."""
+
+    def __init__(self, sink: BinaryIO) -> None:
+        self.sink = sink
+
+    def sent(self, data: bytes) -> None:
+        self.sink.write(b"-> " + data)
+
+    def received(self, line: bytes) -> None:
+        self.sink.write(b"<- " + line + b"\n")
+
+
 class Connection:
     """One bot process seen from the referee."""
 
-    def __init__(self, process: BotProcess, stderr_log: StderrLog | None = None) -> None:
+    def __init__(
+        self,
+        process: BotProcess,
+        stderr_log: StderrLog | None = None,
+        transcript: Transcript | None = None,
+    ) -> None:
         self.process = process
         self.stderr = stderr_log or StderrLog()
+        self.transcript = transcript
         self.reader = LineReader(MAX_LINE_BYTES)
         self.lines: deque[bytes] = deque()
+        self.outbox = bytearray()
+        self.gone = False
+        self.stalled = False
         self.stdout_open = True
         self.stderr_open = True
         self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
@@ -103,38 +129,47 @@ class Connection:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def send(self, data: bytes, deadline: float | None) -> bool:
-        """Write all of ``data`` by ``deadline``; False if the bot is gone or never reads."""
+    def send(self, data: bytes, deadline: float | None = None) -> bool:
+        """Write ``data`` to the bot without ever blocking; False if the bot cannot take it.
+
+        What the pipe cannot take now waits in ``outbox`` and is written while the referee
+        waits on this bot (``read_line``), so a bot that stops reading its stdin never stalls
+        the referee, even without timeouts. False when the bot's stdin is gone (``gone``) or
+        it has left more than ``MAX_UNREAD_BYTES`` unread (``stalled``; ``data`` is dropped).
+        ``deadline`` is accepted for older callers and not needed: no write ever waits.
+        """
+        if self.transcript is not None:
+            self.transcript.sent(data)
+        if self.outbox:
+            if len(self.outbox) + len(data) > MAX_UNREAD_BYTES:
+                self.stalled = True
+                return False
+            self.outbox += data
+            return self.flush()
         try:
             written = os.write(self.process.stdin_fd, data)
         except BlockingIOError:
             written = 0
         except OSError:  # EPIPE and friends: the bot has closed its stdin or died
+            self.gone = True
             return False
-        if written == len(data):  # the usual case: the pipe had room for all of it
-            return True
-        view = memoryview(data)[written:]
-        while view:
-            if not self._wait_writable(deadline):
-                return False
-            try:
-                view = view[os.write(self.process.stdin_fd, view) :]
-            except BlockingIOError:
-                pass
-            except OSError:
-                return False
+        if written < len(data):
+            self.outbox += data[written:]
         return True
 
-    def _wait_writable(self, deadline: float | None) -> bool:
-        poller = select.poll()
-        poller.register(self.process.stdin_fd, select.POLLOUT)
-        while True:
-            timeout = _ms_until(deadline)
-            events = poller.poll(timeout)
-            if events:
-                return not any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events)
-            if timeout == 0 or (deadline is not None and time.perf_counter() >= deadline):
+    def flush(self) -> bool:
+        """Write what the pipe takes now of the queued output; False once the bot is gone."""
+        while self.outbox:
+            try:
+                written = os.write(self.process.stdin_fd, self.outbox)
+            except BlockingIOError:
+                return True
+            except OSError:
+                self.gone = True
+                self.outbox.clear()
                 return False
+            del self.outbox[:written]
+        return True
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -148,9 +183,15 @@ class Connection:
         if not self.stdout_open:
             return ReadEvent.EOF
         poller, owners = self._poller(others)
+        stdin_fd = self.process.stdin_fd
+        if self.outbox and not self.gone:  # write the rest of our messages as the bot reads
+            poller.register(stdin_fd, select.POLLOUT)
+            owners[stdin_fd] = self
         try:
             return self._wait_line(deadline, poller, owners)
         finally:
+            if owners.pop(stdin_fd, None) is not None:
+                poller.unregister(stdin_fd)
             if len(owners) != self._poll_size:  # a pipe closed: build a new poller next time
                 self._poll_cache = None
 
@@ -192,6 +233,11 @@ class Connection:
         self, fd: int, owners: dict[int, Connection], poller: select.poll
     ) -> ReadEvent | None:
         owner = owners[fd]
+        if fd == self.process.stdin_fd:
+            if not self.flush() or not self.outbox:
+                poller.unregister(fd)
+                del owners[fd]
+            return None
         if fd == owner.process.stderr_fd:
             if not owner.drain_stderr():
                 poller.unregister(fd)
@@ -217,6 +263,8 @@ class Connection:
             for line in self.reader.feed(data):
                 if line and not line.isspace():
                     self.lines.append(line)
+                    if self.transcript is not None:
+                        self.transcript.received(line)
         except LineTooLong:
             self.reset_output()
             return ReadEvent.FLOOD
@@ -239,6 +287,8 @@ class Connection:
     def detach(self) -> None:
         """Stop using the pipes (the process is closed; its fd numbers may be reused)."""
         self.stdout_open = self.stderr_open = False
+        self.gone = True
+        self.outbox.clear()
         self._poll_cache = None
 
     def drain_stderr(self, limit: int = 16) -> bool:

@@ -17,14 +17,14 @@ from __future__ import annotations
 import enum
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from arena import __version__
 from arena.agents import get_agent
 from arena.bots import BotManifest
-from arena.connection import Connection, ReadEvent
+from arena.connection import Connection, ReadEvent, Transcript
 from arena.games.base import Action, Game, Result, State
 from arena.protocol import (
     PROTOCOL_VERSION,
@@ -173,9 +173,11 @@ class Referee:
         sandbox: Sandbox,
         tc: TimeControl,
         limits: Limits | None,
+        transcripts: Mapping[int, BinaryIO] | None = None,
     ) -> None:
         self.game, self.seed, self.sandbox, self.tc = game, seed, sandbox, tc
         self.limits = limits or Limits()
+        self.transcripts = dict(transcripts or {})
         self.seats = [
             Seat(i, bot, tc.bank_s, rng=random.Random(f"{seed}:{i}")) for i, bot in enumerate(bots)
         ]
@@ -204,7 +206,8 @@ class Referee:
         except SandboxError as exc:
             self._forfeit(seat, SeatStatus.INIT_FAILURE, f"could not start: {exc}")
             return
-        seat.conn = Connection(process)
+        sink = self.transcripts.get(seat.index)
+        seat.conn = Connection(process, transcript=Transcript(sink) if sink else None)
         hello = Hello(
             game=self.game.name,
             players=self.game.players,
@@ -214,7 +217,7 @@ class Referee:
             time=self.tc.info(),
             name=bot.name,
         )
-        if not seat.conn.send(encode(hello), time.perf_counter() + self.tc.init_s):
+        if not seat.conn.send(encode(hello)):
             self._forfeit(seat, SeatStatus.INIT_FAILURE, "exited before reading hello")
 
     def _await_ready(self, seat: Seat, deadline: float | None) -> None:
@@ -242,7 +245,7 @@ class Referee:
         deadline = time.perf_counter() + SHUTDOWN_GRACE_S
         for seat in live:
             assert seat.conn is not None
-            seat.conn.send(encode(Shutdown()), deadline)
+            seat.conn.send(encode(Shutdown()))
         for seat in self.seats:
             if seat.conn is not None:
                 if seat.live:
@@ -341,9 +344,10 @@ class Referee:
         """Send a request and wait for its answer; stale answers to older requests are skipped."""
         conn = seat.conn
         assert conn is not None
-        if not conn.send(request, deadline):
-            if deadline is not None and time.perf_counter() >= deadline:
-                return None, SeatStatus.TIMEOUT, "did not read its request in time"
+        if not conn.send(request):
+            if conn.stalled:
+                unread = f"{len(conn.outbox)} bytes of earlier messages still unread"
+                return None, SeatStatus.TIMEOUT, f"does not read its input ({unread})"
             return None, SeatStatus.CRASH, self._crash_message(seat)
         while True:
             event = conn.read_line(deadline, self._others(seat))
@@ -398,10 +402,12 @@ class Referee:
             self._close(seat)
 
     def _tell(self, seat: Seat, data: bytes) -> None:
-        """Send a message that needs no answer; a bot whose stdin is gone has crashed."""
+        """Send a message that needs no answer; a bot whose stdin is gone has crashed.
+
+        A stalled bot (one that reads nothing) misses the message; its next request says so.
+        """
         assert seat.conn is not None
-        deadline = time.perf_counter() + max(self.tc.move_s, 0.1)
-        if not seat.conn.send(data, deadline) and time.perf_counter() < deadline:
+        if not seat.conn.send(data) and seat.conn.gone:
             self._forfeit(seat, SeatStatus.CRASH, self._crash_message(seat))
 
     def _broadcast_deal_end(self, deal: int) -> None:
@@ -429,7 +435,7 @@ class Referee:
                 assert (
                     seat.conn is not None
                 )  # the result is final: a bot gone by now is not faulted
-                seat.conn.send(encode(end), time.perf_counter() + SHUTDOWN_GRACE_S)
+                seat.conn.send(encode(end))
         self.close_all()
         return MatchOutcome(result, game_result, [self._report(s) for s in self.seats],
                             self._replay())  # fmt: skip

@@ -8,8 +8,9 @@ statuses) live in ``arena.referee`` and are re-exported here.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import BinaryIO
 
 from arena.games.base import Game
 from arena.referee import (
@@ -49,15 +50,19 @@ def run_match(
     on_step: StepCallback | None = None,
     pin_cpu: bool = True,
     slot_base: int = 0,
+    transcripts: Mapping[int, BinaryIO] | None = None,
 ) -> MatchOutcome:
     """Play one match of ``game`` between ``bots`` (one per seat) from ``seed``.
 
     Every bot process is killed when this returns or raises. ``pin_cpu`` keeps the referee and
     its bots on one core (much cheaper per move); ``slot_base`` separates concurrent matches.
+    ``transcripts`` maps seats to binary files that receive every line sent to and received
+    from that seat's bot (``arena match --seat-log``).
     """
     if len(bots) != game.players:
         raise ValueError(f"{game.name} with {game.players} players needs {game.players} bots")
-    referee = Referee(game, list(bots), seed, sandbox, time_control or TimeControl(), limits)
+    tc = time_control or TimeControl()
+    referee = Referee(game, list(bots), seed, sandbox, tc, limits, transcripts)
     with _pinned(pin_cpu) as cpu:
         try:
             referee.start(cpu, slot_base)

@@ -14,6 +14,7 @@ from jsonschema import Draft202012Validator
 
 from arena.bots import BotManifest, load_bot
 from arena.cli.main import main
+from arena.connection import MAX_UNREAD_BYTES, Connection
 from arena.games import make_game
 from arena.games.base import Result
 from arena.protocol import MAX_DEBUG_CHARS
@@ -27,6 +28,7 @@ from arena.runner import (
     run_match,
 )
 from sandbox import get_sandbox
+from sandbox.base import Limits
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
@@ -355,3 +357,38 @@ def test_bots_play_and_die_under_bubblewrap(greedy: BotManifest, tmp_path: Path)
     while processes_running(marker.encode()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert processes_running(marker.encode()) == []
+
+
+def test_a_bot_that_never_reads_cannot_stall_the_referee(tmp_path: Path) -> None:
+    deaf = make_bot(tmp_path, "deaf", """
+        import json, time
+        print(json.dumps({"type": "ready", "protocol": 1}), flush=True)
+        while True:  # answers on its own rhythm and never reads a byte of its input
+            print(json.dumps({"type": "action", "index": 0}), flush=True)
+            time.sleep(0.002)
+    """)  # fmt: skip
+    greedy_builtin = BuiltinBot("greedy")
+    tc = TimeControl(init_s=2.0, move_s=0.001, bank_s=0.0, timeouts=False)
+    started = time.monotonic()
+    outcome = play([greedy_builtin, deaf], tc=tc, deals=40)
+    assert time.monotonic() - started < 30
+    report = outcome.seats[1]
+    assert report.status is SeatStatus.TIMEOUT and report.forfeited
+    assert report.message is not None and "does not read its input" in report.message
+    assert_no_processes(deaf.path)
+
+
+def test_writes_to_a_bot_never_block(tmp_path: Path) -> None:
+    bot = make_bot(tmp_path, "sleeper", "import time\ntime.sleep(30)\n")
+    process = get_sandbox("none").spawn(bot.path, bot.run, Limits(), slot=0)
+    conn = Connection(process)
+    line = b"x" * 4095 + b"\n"
+    try:
+        started = time.monotonic()
+        sent = [conn.send(line) for _ in range(MAX_UNREAD_BYTES // len(line) + 32)]
+        assert time.monotonic() - started < 1.0
+        assert sent[0] and not sent[-1] and conn.stalled and not conn.gone
+        assert len(conn.outbox) <= MAX_UNREAD_BYTES
+    finally:
+        process.close()
+    assert_no_processes(bot.path)
