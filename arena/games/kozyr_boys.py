@@ -116,7 +116,7 @@ class KozyrBoys(Game):
         state = KozyrBoysState(self, seed)
         state.hands = [sorted(cards.parse(c) for c in hand) for hand in hands]
         state.dealer, state.turned = dealer, cards.parse(turned)
-        state.trumps = Trumps(cards.suit_of(state.turned))
+        state.trumps = Trumps.of(cards.suit_of(state.turned))
         others = [c for c in state.hands[dealer] if c != state.turned]
         state.second = cards.parse(second) if second else others[-1]
         state.discards = sorted(cards.parse(c) for c in discards)
@@ -170,7 +170,7 @@ class KozyrBoysState(TrickTakingState):
     turned: Card = 0
     second: Card = 0
     discards: list[Card] = field(default_factory=list)
-    trumps: Trumps = field(default_factory=lambda: Trumps(0))
+    trumps: Trumps = field(default_factory=lambda: Trumps.of(0))
     phase: str = DISCARD_PHASE
     to_move: int = 0
     trick: Trick = field(default_factory=lambda: Trick(0))
@@ -202,7 +202,7 @@ class KozyrBoysState(TrickTakingState):
                 self.hands[seat] += deck[:size]
                 del deck[:size]
         self.turned, self.second = deck
-        self.trumps = Trumps(cards.suit_of(self.turned))
+        self.trumps = Trumps.of(cards.suit_of(self.turned))
         self.hands[self.dealer] += deck
         self.hands = [sorted(h) for h in self.hands]
         self.discards, self.tricks, self.captures = [], [], []
@@ -239,10 +239,12 @@ class KozyrBoysState(TrickTakingState):
         played = [p.card for p in self.trick.plays]
         winner = self.trick.plays[self.trumps.winner(played)].seat
         self.trick.winner = winner
-        if self.trumps.right in played and self.trumps.left in played:
-            loser = self.trick.plays[played.index(self.trumps.left)].seat
+        trumps = self.trumps
+        if trumps.right in played and trumps.left in played:
+            loser = self.trick.plays[played.index(trumps.left)].seat
             self.captures.append((winner, loser))
-        points = sum(self.trumps.points(c) for c in played)
+        values = trumps.values
+        points = sum(values[c] for c in played)
         self.history.append({"type": "trick", "winner": winner, "points": points})
         self.tricks.append(self.trick)
         self.trick, self.to_move = Trick(winner), winner

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from arena import cards
 from arena.cards import ACE, JACK, TEN, Card, Suit
@@ -34,62 +35,68 @@ def left_bower_suit(trump: Suit) -> Suit:
 class Trumps:
     """The trump suit of a deal and what it makes of each card.
 
-    ``suits[card]`` is the suit the card counts as (the left bower's is the trump suit); the
-    tables are built once per deal because play asks these questions for every card.
+    ``suits[card]`` is the suit the card counts as (the left bower's is the trump suit),
+    ``values[card]`` its points and ``strengths[card]`` its order within its suit. Play asks
+    these questions for every card, so they are tables, built once per trump suit (``of``).
     """
 
     suit: Suit
+    right: Card = field(init=False, repr=False, compare=False)
+    left: Card = field(init=False, repr=False, compare=False)
     suits: tuple[Suit, ...] = field(init=False, repr=False, compare=False)
     values: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    strengths: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        left = cards.make(JACK, left_bower_suit(self.suit))
-        suits = tuple(self.suit if c == left else c >> 4 for c in range(64))
-        object.__setattr__(self, "suits", suits)
-        values = tuple(self._card_points(c) for c in range(64))
-        object.__setattr__(self, "values", values)
+        right, left = cards.make(JACK, self.suit), cards.make(JACK, left_bower_suit(self.suit))
+        tables = {
+            "right": right,
+            "left": left,
+            "suits": tuple(self.suit if c == left else c >> 4 for c in range(64)),
+            "values": tuple(
+                BOWER_POINTS if c in (right, left) else POINTS.get(c & 15, 0) for c in range(64)
+            ),
+            "strengths": tuple(
+                20 if c == right else 19 if c == left else PLAIN_ORDER.get(c & 15, 0)
+                for c in range(64)
+            ),
+        }
+        for name, value in tables.items():
+            object.__setattr__(self, name, value)
 
-    @property
-    def right(self) -> Card:
-        return cards.make(JACK, self.suit)
-
-    @property
-    def left(self) -> Card:
-        return cards.make(JACK, left_bower_suit(self.suit))
+    @staticmethod
+    @cache
+    def of(suit: Suit) -> Trumps:
+        """The (shared, immutable) tables of trump suit ``suit``."""
+        return Trumps(suit)
 
     def suit_of(self, card: Card) -> Suit:
         """The suit a card counts as: the left bower belongs to the trump suit."""
         return self.suits[card]
 
     def is_trump(self, card: Card) -> bool:
-        return self.suit_of(card) == self.suit
+        return self.suits[card] == self.suit
 
     def is_bower(self, card: Card) -> bool:
-        return card in (self.right, self.left)
+        return card == self.right or card == self.left
 
     def strength(self, card: Card) -> int:
         """Order within a suit: the bowers top the trumps, then A T K Q (J) 9 8 7."""
-        if card == self.right:
-            return 20
-        if card == self.left:
-            return 19
-        return PLAIN_ORDER[cards.rank_of(card)]
+        return self.strengths[card]
 
     def points(self, card: Card) -> int:
         """The card points of ``card``."""
         return self.values[card]
 
-    def _card_points(self, card: Card) -> int:
-        if self.is_bower(card):
-            return BOWER_POINTS
-        return POINTS.get(cards.rank_of(card), 0)
-
     def winner(self, played: Sequence[Card]) -> int:
         """Index of the winning card: the highest trump, else the highest of the led suit."""
-        led = self.suit_of(played[0])
-        suit = self.suit if any(self.is_trump(c) for c in played) else led
-        contenders = [i for i, c in enumerate(played) if self.suit_of(c) == suit]
-        return max(contenders, key=lambda i: self.strength(played[i]))
+        suits, strengths = self.suits, self.strengths
+        suit = self.suit if any(suits[c] == self.suit for c in played) else suits[played[0]]
+        best = -1
+        for i, card in enumerate(played):
+            if suits[card] == suit and (best < 0 or strengths[card] > strengths[played[best]]):
+                best = i
+        return best
 
     def legal_plays(self, hand: Sequence[Card], led: Card | None) -> list[Card]:
         """Follow the led suit; else play a trump; else anything."""
