@@ -42,13 +42,19 @@ def test_chart_draws_hovers_and_zooms(page: Any, site: FixtureSite) -> None:
     tip.wait_for(state="visible")
     assert "score" in tip.inner_text() and "μ" in tip.inner_text()
     screenshot(page, "rating-chart")
-    full = page.eval_on_selector("#rating-chart", "r => r.chart.scales.x.max - r.chart.scales.x.min")
+    full = page.eval_on_selector(
+        "#rating-chart", "r => r.chart.scales.x.max - r.chart.scales.x.min"
+    )
     page.click('.rc-range[data-range="1w"]')
-    week = page.eval_on_selector("#rating-chart", "r => r.chart.scales.x.max - r.chart.scales.x.min")
+    week = page.eval_on_selector(
+        "#rating-chart", "r => r.chart.scales.x.max - r.chart.scales.x.min"
+    )
     assert week == pytest.approx(7 * 86400, rel=0.01)
     assert week < full
     page.click('.rc-range[data-range="All"]')
-    back = page.eval_on_selector("#rating-chart", "r => r.chart.scales.x.max - r.chart.scales.x.min")
+    back = page.eval_on_selector(
+        "#rating-chart", "r => r.chart.scales.x.max - r.chart.scales.x.min"
+    )
     assert back == pytest.approx(full)
 
 

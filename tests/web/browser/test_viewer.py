@@ -50,11 +50,11 @@ def last_step(name: str) -> int:
 
 
 def hidden_cards(page: Any, seat: int) -> int:
-    return int(page.locator(f'.seat[data-seat="{seat}"] .hand .card.back').count())
+    return int(page.locator(f'.seat[data-seat="{seat}"] .hand .rv-card.back').count())
 
 
 def face_cards(page: Any, seat: int) -> int:
-    return int(page.locator(f'.seat[data-seat="{seat}"] .hand .card.face').count())
+    return int(page.locator(f'.seat[data-seat="{seat}"] .hand .rv-card.face').count())
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -3,7 +3,7 @@
 
 const SUIT_SYMBOLS = { S: "♠", H: "♥", D: "♦", C: "♣" };
 const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
-const CARD_CLASSES = new Set(["card", "face", "back", "red", "black"]);
+const CARD_CLASSES = new Set(["rv-card", "face", "back", "red", "black"]);
 const RANK_LABELS = { T: "10", J: "J", Q: "Q", K: "K", A: "A" };
 
 /** The symbol of a suit letter ("H" gives "♥"); unknown letters are returned unchanged. */
@@ -45,12 +45,12 @@ export function el(tag, className = "", text = "") {
 /** A new card element: a face for a card string, a back for null. */
 export function cardElement(card) {
   if (!card) {
-    const back = el("div", "card back");
+    const back = el("div", "rv-card back");
     back.setAttribute("aria-label", "hidden card");
     return back;
   }
   const suit = card.slice(-1);
-  const face = el("div", `card face ${isRedSuit(suit) ? "red" : "black"}`);
+  const face = el("div", `rv-card face ${isRedSuit(suit) ? "red" : "black"}`);
   face.dataset.card = card;
   face.setAttribute("aria-label", cardLabel(card));
   const corner = el("span", "corner", cardLabel(card));

@@ -29,7 +29,7 @@ export function drawPile(table, pile) {
   const items = pile.map((card, i) => ({
     key: card,
     card,
-    className: i === pile.length - 1 ? "top" : "",
+    className: i === pile.length - 1 ? "on-top" : "",
   }));
   const zone = table.zone("pile");
   zone.classList.toggle("empty", pile.length === 0);

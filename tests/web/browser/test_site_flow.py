@@ -1,0 +1,132 @@
+"""The whole site in a browser: sign up, upload a bot, watch it validate, find it on the ladder,
+open its match and step through the replay from a seat's view.
+
+It runs the real app on PostgreSQL and Redis over HTTP, and a real Celery worker that builds,
+self-tests and plays the bot under bubblewrap.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from werkzeug.serving import make_server
+
+from tests.web.browser.conftest import screenshot
+from tests.web.conftest import SAMPLES, require_bwrap, sample_version
+
+pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.slow]
+
+# Kozyr Boys: hidden hands, and a match of fixed length (so its frames stay small).
+BOT = "python/kozyr-boys-heuristic"
+HOUSE = ["python/kozyr-boys-random"]
+ROOT_SEL = "#replay-viewer"
+
+
+@pytest.fixture
+def live_site(pg_app: Flask) -> Iterator[str]:
+    """The app served over HTTP on a free loopback port, for as long as the test runs."""
+    server = make_server("127.0.0.1", 0, pg_app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+
+
+def zipped(folder: Path) -> bytes:
+    """A bot folder as a user would zip it."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                archive.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def reload_until(page: Any, selector: str, timeout: float, what: str) -> None:
+    """Reload ``page`` until something matches ``selector``."""
+    deadline = time.monotonic() + timeout
+    while page.locator(selector).count() == 0:
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}:\n{page.inner_text('main')[-2000:]}")
+        page.wait_for_timeout(1000)
+        page.reload()
+
+
+def sign_up(page: Any, site: str, name: str) -> None:
+    page.goto(f"{site}/register")
+    page.fill('input[name="username"]', name)
+    page.fill('input[name="password"]', "correct horse battery")
+    page.fill('input[name="confirm"]', "correct horse battery")
+    page.click('main button[type="submit"]')
+    page.wait_for_url("**/upload")
+
+
+def upload(page: Any, archive: bytes) -> None:
+    page.set_input_files(
+        'input[name="file"]',
+        {"name": "kozyr-boys-heuristic.zip", "mimeType": "application/zip", "buffer": archive},
+    )
+    page.click('main button[type="submit"]')
+    page.wait_for_url("**/bots/*")
+
+
+def test_upload_validate_and_watch_the_replay(
+    pg_app: Flask, live_site: str, start_worker: Any, page: Any, tmp_path: Path
+) -> None:
+    require_bwrap()
+    for folder in HOUSE:
+        sample_version(folder)
+    start_worker(pg_app)
+    sign_up(page, live_site, "ada")
+    screenshot(page, "site-upload")
+    upload(page, zipped(SAMPLES / BOT))
+    bot_url = page.url
+    reload_until(page, "main td .status.active", 120, "the version to pass validation")
+    screenshot(page, "site-bot")
+
+    page.click("main a[href*='/ladders/kozyr-boys'] >> nth=0")
+    page.wait_for_url("**/ladders/**")
+    assert "kozyr-boys-heuristic" in page.inner_text("table.ladder")
+    screenshot(page, "site-ladder")
+
+    page.goto(bot_url)
+    page.click("main table.list a[href*='/matches/'] >> nth=0")
+    try:
+        page.wait_for_selector(f"{ROOT_SEL}[data-step]", timeout=20000)
+    except Exception:
+        t0 = time.monotonic()
+        r = page.request.get(
+            page.url.split("/matches/")[0] + "/api/v1/matches/1/frames", timeout=60000
+        )
+        print("FRAMES", r.status, time.monotonic() - t0, r.text()[:500])
+        raise
+    _step_through_the_replay(page, tmp_path)
+
+
+def _step_through_the_replay(page: Any, tmp_path: Path) -> None:
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_selector(f'{ROOT_SEL}[data-step="4"]')
+    assert page.url.endswith("#4")
+    backs = page.locator(".seat .hand .rv-card.back")
+    assert backs.count() == 0, "a finished match shows every hand to spectators"
+    page.keyboard.press("f")
+    page.wait_for_selector(f'{ROOT_SEL}[data-seat="0"]')
+    assert "seat=0" in page.url
+    assert page.locator('.seat[data-seat="0"] .hand .rv-card.back').count() == 0
+    for other in (1, 2):
+        assert page.locator(f'.seat[data-seat="{other}"] .hand .rv-card.back').count() > 0
+    screenshot(page, "site-match-seat-view")
+    with page.expect_download() as info:
+        page.click(".rv-btn.download")
+    saved = tmp_path / info.value.suggested_filename
+    info.value.save_as(saved)
+    assert '"kozyri-arena-replay"' in saved.read_text()
