@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from arena.bots import BotManifest, load_bot
 from arena.cli.main import main
 from arena.connection import MAX_UNREAD_BYTES, Connection
-from arena.games import make_game
+from arena.games import game_class, make_game, names
 from arena.games.base import Result
 from arena.protocol import MAX_DEBUG_CHARS
 from arena.replay import apply_forfeits, read_replay, verify
@@ -190,6 +190,31 @@ def test_javascript_bots_play() -> None:
     outcome = play([*bots, BuiltinBot("greedy")], deals=2)
     assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
     assert [s.self_name for s in outcome.seats[:2]] == ["random-js", "greedy-js"]
+    challenge = load_bot(SAMPLES / "js" / "challenge-random")
+    outcome = play([challenge, BuiltinBot("greedy")], game="challenge", deals=2)
+    assert outcome.seats[0].status is SeatStatus.OK and outcome.seats[0].self_name == "random-js"
+
+
+SHORT_MATCH = {"deals": 1, "max_deals": 1, "rounds": 1}
+"""Parameters that keep a match short (as few deals as allowed), where a game has them."""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.parametrize("game", names())
+def test_the_javascript_any_game_bot_plays_every_game(game: str) -> None:
+    spec = game_class(game).spec
+    short = [p for p in spec.params if p.name in SHORT_MATCH]
+    params = {p.name: max(SHORT_MATCH[p.name], p.minimum or 0) for p in short}
+    players = spec.min_players
+    bot = load_bot(SAMPLES / "js" / "any-game-random")
+    assert bot.plays(game)
+    seats: list[BotManifest | BuiltinBot] = [bot, *[BuiltinBot("greedy")] * (players - 1)]
+    g = make_game(game, players=players, params=params)
+    outcome = run_match(g, seats, 5, sandbox=get_sandbox("none"), time_control=QUICK)
+    assert outcome.seats[0].status is SeatStatus.OK, outcome.seats[0].message
+    assert any(s["debug"] for s in outcome.replay["steps"] if s["seat"] == 0)
+    again = run_match(g, seats, 5, sandbox=get_sandbox("none"), time_control=QUICK)
+    assert again.replay["final_hash"] == outcome.replay["final_hash"]  # seeded: repeatable
 
 
 def test_protocol_version_is_checked(tmp_path: Path, greedy: BotManifest) -> None:
