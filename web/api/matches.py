@@ -97,17 +97,10 @@ def replay(match_id: int) -> Response:
     return response
 
 
-def _load(found: Match) -> dict[str, Any]:
-    try:
-        return replays.load(found)
-    except replays.NoReplay as exc:
-        abort(404, description=str(exc))
-
-
 @blp.route("/matches/<id:match_id>/frames")
 @blp.arguments(s.FrameArgs, location="query")
 @blp.response(200, s.envelope(s.FramePage))
-def frames(args: dict[str, Any], match_id: int) -> dict[str, Any]:
+def frames(args: dict[str, Any], match_id: int) -> Response:
     """What was on the table at each step: everything, one seat's view (``seat``), or public.
 
     For a running match only public observations are given, plus the reader's own seats.
@@ -115,17 +108,21 @@ def frames(args: dict[str, Any], match_id: int) -> dict[str, Any]:
     found = _match_or_404(match_id)
     seat = args.get("seat")
     owned = auth.owned_seats(auth.reader(), found)
-    doc = _load(found)
     try:
-        shown = replays.frames_for(found, doc, seat, owned)
+        body = replays.served_frames(found, seat, owned)
+    except replays.NoReplay as exc:
+        abort(404, description=str(exc))
     except IndexError as exc:
         abort(404, description=str(exc))
     except replays.NotYours as exc:
         abort(403, description=str(exc))
     except Exception as exc:  # a replay the engine cannot re-play (its rules changed since)
         abort(409, description=f"the replay cannot be re-played: {exc}")
-    data = {"match_id": found.id, "seat": seat, "live": replays.is_live(found), "frames": shown}
-    return envelope(data)
+    response = Response(body, mimetype="application/json")
+    response.headers["Cache-Control"] = (
+        "no-store" if replays.is_live(found) else "private, max-age=3600"
+    )
+    return response
 
 
 @blp.route("/tournaments")

@@ -23,7 +23,7 @@ PRIVATE_STEP_KEYS = ("debug", "stderr")
 LIVE_HEADER = ("format", "version", "engine", "game", "seats")
 CACHED_REPLAYS = 64
 
-_served: OrderedDict[tuple[str, frozenset[int]], bytes] = OrderedDict()
+_served: OrderedDict[tuple[str, int | None, frozenset[int]], bytes] = OrderedDict()
 _served_lock = threading.Lock()
 
 
@@ -78,24 +78,42 @@ def replay_for(match: Match, doc: dict[str, Any], owned: set[int]) -> dict[str, 
     return shown
 
 
-def served_bytes(match: Match, owned: set[int]) -> bytes:
-    """The replay as served to a reader owning ``owned`` seats, as JSON bytes.
-
-    A finished match's replay never changes, so its few most recently read renderings are kept.
-    """
-    if is_live(match):
-        return orjson.dumps(replay_for(match, load(match), owned))
-    key = (match.replay_path or "", frozenset(owned))
+def _kept(key: tuple[str, int | None, frozenset[int]], make: Any) -> bytes:
+    """``make()``'s bytes, kept under ``key`` among the last ``CACHED_REPLAYS`` renderings."""
     with _served_lock:
         if key in _served:
             _served.move_to_end(key)
             return _served[key]
-    body = orjson.dumps(replay_for(match, load(match), owned))
+    body: bytes = make()
     with _served_lock:
         _served[key] = body
         while len(_served) > CACHED_REPLAYS:
             _served.popitem(last=False)
     return body
+
+
+def served_bytes(match: Match, owned: set[int]) -> bytes:
+    """The replay as served to a reader owning ``owned`` seats, as JSON bytes.
+
+    A finished match's replay never changes, so its most recent renderings are kept.
+    """
+    if is_live(match):
+        return orjson.dumps(replay_for(match, load(match), owned))
+    key = ("replay:" + (match.replay_path or ""), None, frozenset(owned))
+    return _kept(key, lambda: orjson.dumps(replay_for(match, load(match), owned)))
+
+
+def served_frames(match: Match, seat: int | None, owned: set[int]) -> bytes:
+    """The frames envelope (``{"data": {...}}``) as JSON bytes; kept for finished matches."""
+
+    def make() -> bytes:
+        shown = frames_for(match, load(match), seat, owned)
+        data = {"match_id": match.id, "seat": seat, "live": is_live(match), "frames": shown}
+        return orjson.dumps({"data": data})
+
+    if is_live(match):
+        return make()
+    return _kept(("frames:" + (match.replay_path or ""), seat, frozenset(owned)), make)
 
 
 def forget() -> None:

@@ -33,6 +33,7 @@ def index() -> ResponseReturnValue:
         bot_id=_int_arg("bot"),
         status=status if status in STATUSES else None,
         ladder_id=ladder.id if ladder else None,
+        tournament_id=_int_arg("tournament"),
     )
     page = queries.matches(flt, page_arg(), 25)
     return render_template(
