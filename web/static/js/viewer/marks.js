@@ -18,7 +18,7 @@ export function findMarks(frames, adapter) {
     if (now?.deal !== undefined && before?.deal !== now.deal) {
       marks.push({ index: i, kind: "deal", label: `deal ${now.deal + 1} begins` });
     } else {
-      const kind = adapter.boundary?.(before, now) ?? null;
+      const kind = adapter.boundary?.(before, now, event) ?? null;
       if (kind) marks.push({ index: i, kind, label: MARK_LABELS[kind] ?? kind });
     }
     if (event?.status && event.status !== "ok") {

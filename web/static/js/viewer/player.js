@@ -4,7 +4,7 @@
 import { describe } from "./adapters/common.js";
 import { buildControls, buildHelp, buildPerspective, markScrubber } from "./controls.js";
 import { replayFileName, saveFile, standaloneHtml } from "./export.js";
-import { MoveLog, stepDetails } from "./log.js";
+import { MoveLog, stepDetails, stepText } from "./log.js";
 import { findMarks, jumpTarget } from "./marks.js";
 import { el, Table } from "./table.js";
 
@@ -156,6 +156,21 @@ export class Player {
     return { table: this.table, players: this.players, names: this.names, seat: this.state.seat, describe: this.adapter.describe };
   }
 
+  /** What each seat last did in the deal on at the current step, for the notes by its hand. */
+  #notes() {
+    const notes = new Array(this.players).fill("");
+    const frame = this.frames[this.state.step];
+    const deal = frame?.event?.deal;
+    if (frame?.view?.deal !== undefined && frame.view.deal !== deal) return notes; // a fresh deal
+    for (let i = this.state.step; i > 0; i -= 1) {
+      const event = this.frames[i].event;
+      if (!event || event.deal !== deal) break;
+      if (event.seat < this.players && !notes[event.seat]) notes[event.seat] = stepText(this.frames, i, this.adapter);
+      if (notes.every(Boolean)) break;
+    }
+    return notes;
+  }
+
   /** Show frame ``step`` (clamped to the replay). */
   go(step, animate = true) {
     const target = Math.min(Math.max(0, Number.isFinite(step) ? Math.round(step) : this.last), this.last);
@@ -172,7 +187,7 @@ export class Player {
     const bottom = this.state.seat ?? this.options.viewerSeat ?? 0;
     if (this.table.bottom !== bottom) this.table.layout(bottom);
     const duration = animate ? Math.min(this.table.duration, (0.6 * BASE_DELAY_MS) / this.state.speed) : 0;
-    this.table.transition(() => this.adapter.render(frame.view, { ...this.#context(), frame, event: frame.event }), duration);
+    this.table.transition(() => this.adapter.render(frame.view, { ...this.#context(), frame, event: frame.event, notes: this.#notes() }), duration);
     this.table.setBanner(this.state.step === this.last && !this.options.source.live ? this.#resultText() : "");
     this.root.dataset.step = String(this.state.step);
     this.root.dataset.seat = this.state.seat === null ? "" : String(this.state.seat);

@@ -13,17 +13,6 @@ const MODES = {
   over: "match over",
 };
 
-/** The last thing each seat did in this deal, as a note under its hand. */
-export function lastMoves(view, players, describe) {
-  const notes = new Array(players).fill("");
-  for (const event of view.history ?? []) {
-    if (event.seat !== undefined && event.seat !== null && event.seat < players) {
-      notes[event.seat] = describe(event);
-    }
-  }
-  return notes;
-}
-
 /** Draw the pile: cards bottom to top, overlapping, the top one raised. */
 export function drawPile(table, pile) {
   const items = pile.map((card, i) => ({
@@ -44,10 +33,9 @@ export function drawBeating(view, ctx, badges) {
   drawPile(table, view.pile ?? []);
   const out = (view.active ?? []).flatMap((on, seat) => (on ? [] : [seat]));
   drawTurn(table, view, out);
-  const notes = lastMoves(view, players, ctx.describe);
   for (let seat = 0; seat < players; seat += 1) {
     table.setBadges(seat, badges(seat));
-    table.setNote(seat, notes[seat]);
+    table.setNote(seat, ctx.notes?.[seat] ?? "");
   }
   const rows = dealRows(view, names);
   if (view.mode) rows.push(["To do", MODES[view.mode] ?? view.mode]);

@@ -1,6 +1,7 @@
 // Challenge: two open hands, a trump and a side suit each; points for going out first.
 
 import { drawBeating, num, trumpBadge } from "./beating.js";
+import { stepType } from "./common.js";
 
 function badges(view) {
   return (seat) => {
@@ -17,10 +18,8 @@ export default {
   render(view, ctx) {
     drawBeating(view, ctx, badges(view));
   },
-  boundary(before, view) {
-    const took = (view.history ?? []).length > (before?.history ?? []).length
-      && view.history.at(-1)?.type === "take";
-    return took ? "take" : null;
+  boundary(before, view, event) {
+    return stepType(before, view, event) === "take" ? "take" : null;
   },
   unmount() {},
 };

@@ -59,6 +59,11 @@ export function newEvents(before, view) {
   return now;
 }
 
+/** The type of the step that led to ``view``: its action's, or the last new public event's. */
+export function stepType(before, view, event) {
+  return event?.action?.type ?? newEvents(before, view).at(-1)?.type ?? null;
+}
+
 /** Info-box rows common to most games: the deal and its dealer. */
 export function dealRows(view, names) {
   const rows = [];

@@ -1,7 +1,6 @@
 // Svara: three cards each, betting in the dark or after looking, a pot in the middle, and hands
 // turned up only at a showdown.
 
-import { lastMoves } from "./beating.js";
 import { dealRows, drawHands, drawTurn, num, visibleHands } from "./common.js";
 import { el } from "../table.js";
 
@@ -56,10 +55,9 @@ export default {
     drawPot(table, view);
     const out = (view.players ?? []).flatMap((p) => (["folded", "out"].includes(p.status) ? [p.seat] : []));
     drawTurn(table, view, out);
-    const notes = lastMoves(view, players, ctx.describe);
     for (let seat = 0; seat < players; seat += 1) {
       table.setBadges(seat, badges(view, seat));
-      table.setNote(seat, notes[seat]);
+      table.setNote(seat, ctx.notes?.[seat] ?? "");
     }
     const rows = dealRows(view, names);
     if (view.phase) rows.push(["Phase", view.phase]);
@@ -68,6 +66,7 @@ export default {
     table.setInfo(rows);
   },
   boundary(before, view) {
+    // The showdown is an event of the engine, not a decision: only the history shows it.
     const events = view.history ?? [];
     const grew = events.length > (before?.history ?? []).length;
     return grew && ["showdown", "win", "split"].includes(events.at(-1)?.type) ? "showdown" : null;

@@ -1,6 +1,7 @@
 // Svoi Kozyri: every seat has its own trump suit; the fool of each deal scores a point.
 
 import { drawBeating, num, trumpBadge } from "./beating.js";
+import { stepType } from "./common.js";
 
 function badges(view) {
   return (seat) => {
@@ -17,10 +18,8 @@ export default {
   render(view, ctx) {
     drawBeating(view, ctx, badges(view));
   },
-  boundary(before, view) {
-    const picked = (view.history ?? []).length > (before?.history ?? []).length
-      && view.history.at(-1)?.type === "pick_up";
-    return picked ? "pick-up" : null;
+  boundary(before, view, event) {
+    return stepType(before, view, event) === "pick_up" ? "pick-up" : null;
   },
   unmount() {},
 };

@@ -2,7 +2,6 @@
 // middle with each card laid towards the seat that played it, the last trick kept in view until
 // the next card is led.
 
-import { lastMoves } from "./beating.js";
 import { dealRows, drawHands, drawTurn, num, visibleHands } from "./common.js";
 
 /** Draw the trick in play, or the last finished one (its winner's card marked). */
@@ -34,10 +33,9 @@ export function drawTricks(view, ctx, badges, rows) {
   drawHands(table, visibleHands(view, players));
   drawTrick(table, view);
   drawTurn(table, view);
-  const notes = lastMoves(view, players, ctx.describe);
   for (let seat = 0; seat < players; seat += 1) {
     table.setBadges(seat, badges(seat));
-    table.setNote(seat, notes[seat]);
+    table.setNote(seat, ctx.notes?.[seat] ?? "");
   }
   table.setInfo([...dealRows(view, names), ...rows]);
 }
