@@ -307,7 +307,10 @@ def match(match_id: int) -> Match | None:
     return db.session.scalar(
         select(Match)
         .where(Match.id == match_id)
-        .options(selectinload(Match.seats).joinedload(MatchSeat.bot).joinedload(Bot.owner))
+        .options(
+            selectinload(Match.seats).joinedload(MatchSeat.bot).joinedload(Bot.owner),
+            selectinload(Match.seats).joinedload(MatchSeat.version),
+        )
     )
 
 

@@ -187,3 +187,39 @@ def test_anonymous_ladder_pages_are_cached_briefly(
     login(client, "mallory")
     assert "renamed-bot" in client.get(url).get_data(as_text=True), "logged-in users see it now"
     cache.clear()
+
+
+def count_queries(client: FlaskClient, url: str) -> int:
+    from sqlalchemy import event
+
+    from web.extensions import db
+
+    seen: list[str] = []
+
+    def note(*args: object) -> None:
+        seen.append(str(args[2]))
+
+    event.listen(db.engine, "before_cursor_execute", note)
+    try:
+        assert client.get(url).status_code == 200, url
+    finally:
+        event.remove(db.engine, "before_cursor_execute", note)
+    return len(seen)
+
+
+def test_pages_issue_a_fixed_number_of_queries(client: FlaskClient, world: World) -> None:
+    """No query per row: more bots and matches must not mean more queries."""
+    from tests.web.site.conftest import _bot, _finish, _match, record
+    from web.extensions import db
+    from web.models import MatchStatus
+
+    urls = ["/", f"/ladders/{world.ladder.slug}", "/matches", f"/bots/{world.bots[0].id}",
+            f"/matches/{world.finished.id}", "/users/alice", "/api/v1/matches"]  # fmt: skip
+    before = {url: count_queries(client, url) for url in urls}
+    for n in range(3):
+        _, version = _bot(world.owner, f"extra-{n}")
+        match = _match(world.ladder, [world.versions[0], version], 42, MatchStatus.FINISHED)
+        _finish(match, record(42))
+    db.session.commit()
+    after = {url: count_queries(client, url) for url in urls}
+    assert after == before
