@@ -17,6 +17,8 @@ from web.extensions import db
 from web.models import BotStatus, Match, MatchStatus, Rating, RatingChange, utcnow
 from web.services import ladders, matches, play
 
+pytestmark = pytest.mark.services
+
 
 @pytest.fixture
 def challenge(pg_app: Flask) -> tuple[Any, list[Any]]:
@@ -67,7 +69,7 @@ def test_played_match_is_rated_once_and_a_duplicate_is_a_no_op(
 def test_stale_result_of_a_lost_claim_is_discarded(challenge: tuple[Any, list[Any]]) -> None:
     ladder, versions = challenge
     match_id = queue_match(ladder, versions)
-    first = matches.claim(match_id, "slow", 0.01)
+    first = matches.claim(match_id, "slow", -1)  # a lease that has already run out
     second = matches.claim(match_id, "fast", 60)  # the first lease ran out
     assert (first, second) == (1, 2)
     outcome = _outcome(2)
