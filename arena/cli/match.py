@@ -5,19 +5,34 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+import orjson
 from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from arena.agents import AGENTS
 from arena.bots import BuildError, ManifestError, build_bot, load_bot
 from arena.cli.play import build_game
 from arena.games.base import ConfigError, Game, State
-from arena.replay import Step, write_replay
-from arena.runner import BuiltinBot, Entrant, MatchOutcome, TimeControl, run_match
+from arena.render import action_text, seat_label
+from arena.replay import ReplayError, Step, read_replay, write_replay
+from arena.runner import (
+    BuiltinBot,
+    Entrant,
+    MatchOutcome,
+    SeatReport,
+    StepCallback,
+    TimeControl,
+    run_match,
+)
 from sandbox import BACKENDS, Sandbox, SandboxError, default_sandbox_name, get_sandbox
 
 BUILTIN_PREFIX = "builtin:"
@@ -30,11 +45,18 @@ def register(subparsers: Any) -> None:
         description="Play one match between bots, each a folder with bot.toml "
         f"(or {BUILTIN_PREFIX}random / {BUILTIN_PREFIX}greedy), and save its replay.",
     )
-    parser.add_argument("game", help="game name (see `arena games`)")
     parser.add_argument(
-        "bots", nargs="+", metavar="BOT_DIR", help="bot folders (or builtin:NAME), one per seat"
+        "game", help="game name (see `arena games`); with --repeat, the first bot instead"
+    )
+    parser.add_argument(
+        "bots", nargs="*", metavar="BOT_DIR", help="bot folders (or builtin:NAME), one per seat"
     )
     parser.add_argument("--seed", type=int, help="match seed (default: random, printed)")
+    parser.add_argument(
+        "--repeat",
+        metavar="REPLAY",
+        help="play the game, table size, parameters and seed of a saved replay (same deals)",
+    )
     parser.add_argument("--players", type=int, help="table size; the bots are repeated to fill it")
     parser.add_argument("--variant", help="named variant of the game")
     parser.add_argument("--deals", type=int, help="number of deals (sets the 'deals' parameter)")
@@ -62,17 +84,33 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--no-build", action="store_true", help="skip the bots' build commands")
     parser.add_argument("--quiet", action="store_true", help="no live progress")
+    parser.add_argument(
+        "--verbose", "-v", action="store_true", help="print every decision as it is made"
+    )
+    parser.add_argument(
+        "--seat-log",
+        action="append",
+        type=int,
+        default=[],
+        metavar="SEAT",
+        help="save every line sent to and received from SEAT's bot (<replay>.seatN.wire.log)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     console = Console()
     try:
+        repeated = apply_repeat(args) if args.repeat else None
         entrants = [load_entrant(spec) for spec in args.bots]
+        if not entrants:
+            raise ValueError("name at least one bot folder (or builtin:NAME)")
         game = build_game(args) if args.players else _game_for(args, len(entrants))
-    except (ManifestError, ConfigError, ValueError) as exc:
+    except (ManifestError, ConfigError, ReplayError, OSError, ValueError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return 2
+    if repeated is not None:
+        console.print(f"repeating {args.repeat}: seats were {', '.join(repeated)}")
     seats = [entrants[i % len(entrants)] for i in range(game.players)]
     for bot in seats:
         if not isinstance(bot, BuiltinBot) and not bot.plays(game.name):
@@ -84,27 +122,94 @@ def run(args: argparse.Namespace) -> int:
     console.print(
         f"[bold]{game.name}[/] {game.players} players, seed {seed}, sandbox {sandbox.name}"
     )
-    outcome = _play(game, seats, seed, sandbox, time_control(args), console, args.quiet)
-    console.print(result_table(outcome))
-    for report in outcome.seats:
-        if report.message:
-            console.print(f"[dim]{report.name}: {report.message}[/]")
     path = Path(args.replay or default_replay_path(game.name, seed))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        wire: dict[int, BinaryIO] = {
+            seat: stack.enter_context(wire_log_path(path, seat).open("wb"))
+            for seat in sorted(set(args.seat_log))
+            if 0 <= seat < game.players
+        }
+        play = Play(game, seats, seed, sandbox, time_control(args), wire)
+        outcome = play.run(console, quiet=args.quiet, verbose=args.verbose)
+    console.print(result_table(outcome))
     write_replay(path, outcome.replay)  # type: ignore[arg-type]
+    logs = write_stderr_logs(outcome, path)
+    for seat, report in enumerate(outcome.seats):
+        if report.status != "ok" or report.message:
+            console.print(failure_report(seat, report, logs.get(seat)))
     console.print(f"replay: {path}   (arena replay {path})")
-    for log in write_stderr_logs(outcome, path):
-        console.print(f"stderr: {log}")
+    for seat, log in logs.items():
+        console.print(f"stderr of seat {seat}: {log}")
+    for seat in wire:
+        console.print(f"conversation with seat {seat}: {wire_log_path(path, seat)}")
+    again = f"arena match --repeat {path} {' '.join(args.bots)}"
+    console.print(f"[dim]repeat this match: {escape(again)}[/]", soft_wrap=True)
     return 0
 
 
-def write_stderr_logs(outcome: MatchOutcome, replay: Path) -> list[Path]:
+def apply_repeat(args: argparse.Namespace) -> list[str]:
+    """Take game, table size, variant, parameters and seed from ``--repeat``'s replay.
+
+    The positional game argument is then the first bot. Returns who sat where in that replay.
+    """
+    replay = read_replay(args.repeat)
+    config = replay["game"]
+    args.bots = [args.game, *args.bots]
+    args.game, args.players, args.variant = config["game"], config["players"], config["variant"]
+    recorded = [f"{k}={orjson.dumps(v).decode()}" for k, v in config["params"].items()]
+    args.param = recorded + args.param  # --param and --deals given here still override
+    if args.seed is None:
+        args.seed = replay["seed"]
+    return [f"{i}: {seat['name']}" for i, seat in enumerate(replay["seats"])]
+
+
+def wire_log_path(replay: Path, seat: int) -> Path:
+    """Where ``--seat-log`` saves a seat's conversation: ``<replay>.seatN.wire.log``."""
+    return replay.with_name(f"{replay.name.removesuffix('.json')}.seat{seat}.wire.log")
+
+
+FAILURE_HELP = {
+    "timeout": "no answer within the move time and the bank (or it stopped reading its input)",
+    "crash": "the bot's process ended (or closed stdout) during the match",
+    "init_failure": "the bot did not start: no valid ready within the init time",
+    "illegal_action": "it answered with an action that is not in legal_actions",
+    "invalid_output": "it wrote a line to stdout that is not a protocol message",
+    "output_flood": "it wrote a line over 64 KiB or too many lines at once",
+}
+"""What each failure status means, in the words a bot author needs."""
+
+CRASH_TAIL_LINES = 20
+"""Lines of stderr shown for a crashed bot (the whole log is saved beside the replay)."""
+
+
+def failure_report(seat: int, report: SeatReport, log: Path | None) -> Panel:
+    """A seat that failed: the status and what it means, the message, and for a crash the
+    end of its stderr (usually the traceback)."""
+    status = report.status.value
+    lines = [f"[bold]{status}[/]" + (" (forfeit)" if report.forfeited else "")]
+    if status in FAILURE_HELP:
+        lines[0] += f": {FAILURE_HELP[status]}"
+    if report.message:
+        lines.append(f"referee: {escape(report.message)}")
+    if status in ("crash", "init_failure") or (status != "ok" and report.stderr):
+        tail = report.stderr.rstrip().splitlines()[-CRASH_TAIL_LINES:]
+        lines.append("stderr (last lines):" if tail else "stderr: (empty)")
+        lines.extend(f"  {escape(line)}" for line in tail)
+    if log is not None:
+        lines.append(f"whole stderr: {log}")
+    style = "red" if report.forfeited else "yellow"
+    return Panel("\n".join(lines), title=f"seat {seat}: {report.name}", border_style=style)
+
+
+def write_stderr_logs(outcome: MatchOutcome, replay: Path) -> dict[int, Path]:
     """Each bot seat's stderr (as kept by the runner) beside the replay: ``<replay>.seatN.log``."""
-    logs = []
+    logs = {}
     for seat, report in enumerate(outcome.seats):
         if report.stderr:
             log = replay.with_name(f"{replay.name.removesuffix('.json')}.seat{seat}.log")
             log.write_text(report.stderr, encoding="utf-8")
-            logs.append(log)
+            logs[seat] = log
     return logs
 
 
@@ -172,34 +277,76 @@ def default_replay_path(game: str, seed: int) -> Path:
     return Path("replays") / f"{game}-{seed}-{stamp}.json"
 
 
-def _play(
-    game: Game,
-    seats: list[Entrant],
-    seed: int,
-    sandbox: Sandbox,
-    tc: TimeControl,
-    console: Console,
-    quiet: bool,
-) -> MatchOutcome:
-    deals = int(game.params.get("deals", 1))
-    columns = (
-        TextColumn("deal {task.completed}/{task.total}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[steps]} decisions {task.fields[last]}"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=console, disable=quiet, transient=True) as progress:
-        task = progress.add_task("match", total=deals, steps=0, last="")
-        count = [0]
+@dataclass(frozen=True)
+class Play:
+    """One ``arena match`` run: the match and how to watch it."""
 
-        def on_step(state: State, step: Step) -> None:
-            count[0] += 1
-            last = "" if step["status"] == "ok" else f"seat {step['seat']}: {step['status']}"
-            done = deals if state.is_terminal() else state.deal_index
-            progress.update(task, completed=done, steps=count[0], last=last)
+    game: Game
+    seats: list[Entrant]
+    seed: int
+    sandbox: Sandbox
+    tc: TimeControl
+    wire: dict[int, BinaryIO]
 
-        return run_match(game, seats, seed, sandbox=sandbox, time_control=tc, on_step=on_step)
+    def run(self, console: Console, quiet: bool, verbose: bool) -> MatchOutcome:
+        """Play the match with a live progress line, or printing each decision."""
+        if verbose:
+            return self._match(DecisionPrinter(console, [b.name for b in self.seats]))
+        with Progress(*PROGRESS_COLUMNS, console=console, disable=quiet, transient=True) as bar:
+            return self._match(ProgressLine(bar, int(self.game.params.get("deals", 1))))
+
+    def _match(self, on_step: StepCallback) -> MatchOutcome:
+        return run_match(
+            self.game,
+            self.seats,
+            self.seed,
+            sandbox=self.sandbox,
+            time_control=self.tc,
+            on_step=on_step,
+            transcripts=self.wire,
+        )
+
+
+PROGRESS_COLUMNS = (
+    TextColumn("deal {task.completed}/{task.total}"),
+    BarColumn(),
+    MofNCompleteColumn(),
+    TextColumn("{task.fields[steps]} decisions {task.fields[last]}"),
+    TimeElapsedColumn(),
+)
+
+
+class ProgressLine:
+    """The live line: deals done, decisions made, the last problem."""
+
+    def __init__(self, progress: Progress, deals: int) -> None:
+        self.progress, self.deals, self.count = progress, deals, 0
+        self.task = progress.add_task("match", total=deals, steps=0, last="")
+
+    def __call__(self, state: State, step: Step) -> None:
+        self.count += 1
+        last = "" if step["status"] == "ok" else f"seat {step['seat']}: {step['status']}"
+        done = self.deals if state.is_terminal() else state.deal_index
+        self.progress.update(self.task, completed=done, steps=self.count, last=last)
+
+
+class DecisionPrinter:
+    """``--verbose``: one line per decision with its time, status and the bot's debug text."""
+
+    def __init__(self, console: Console, names: list[str]) -> None:
+        self.console, self.names, self.count = console, names, 0
+
+    def __call__(self, state: State, step: Step) -> None:
+        self.count += 1
+        line = Text(f"{self.count:>5} d{step['deal']} ", style="dim")
+        line.append(seat_label(step["seat"], self.names) + ": ").append(action_text(step["action"]))
+        if step["time_ms"] is not None:
+            line.append(f"  {step['time_ms']:.1f} ms", style="dim")
+        if step["status"] != "ok":
+            line.append(f"  {step['status']}", style="red")
+        if step["debug"]:
+            line.append(f"  # {step['debug']}", style="italic")
+        self.console.print(line)
 
 
 def result_table(outcome: MatchOutcome) -> Table:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from arena.bots import load_bot
+from arena.games import make_game
 from arena.protocol import (
     MAX_DEBUG_CHARS,
     MAX_LINE_BYTES,
@@ -32,6 +35,8 @@ from arena.protocol import (
     decode_bot_message,
     encode,
 )
+from arena.runner import BuiltinBot, run_match
+from sandbox import get_sandbox
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 
@@ -214,3 +219,61 @@ def test_line_reader_splits_any_stream_like_bytes_split(chunks: list[bytes], lim
     *complete, rest = stream.split(b"\n")
     assert lines == [line.rstrip(b"\r") for line in complete]
     assert reader.pending == len(rest)
+
+
+WIRE_BOT = """
+import json, sys
+requests = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "hello":
+        answer = {"type": "ready", "protocol": 1, "name": "wire"}
+    elif msg["type"] == "request":
+        requests += 1
+        if requests == 1:  # one illegal answer and one given-up request: two error notices
+            answer = {"type": "action", "id": msg["id"], "index": 999}
+        elif requests == 2:
+            answer = {"type": "error", "id": msg["id"], "message": "lost track"}
+        else:
+            answer = {"type": "action", "id": msg["id"], "index": 0, "debug": "first"}
+    elif msg["type"] == "shutdown":
+        break
+    else:
+        continue
+    print(json.dumps(answer), flush=True)
+"""
+
+REFEREE_SCHEMAS = {
+    "hello": "hello",
+    "request": "request",
+    "error": "error_notice",
+    "deal_end": "deal_end",
+    "match_end": "match_end",
+    "shutdown": "shutdown",
+}
+BOT_SCHEMAS = {"ready": "ready", "action": "action", "error": "bot_error"}
+
+
+def test_every_message_of_a_real_match_matches_its_schema(tmp_path: Path) -> None:
+    (tmp_path / "bot.py").write_text(WIRE_BOT)
+    (tmp_path / "bot.toml").write_text(
+        'name = "wire"\ngames = ["svoi-kozyri"]\nlanguage = "python"\nrun = ["python3", "bot.py"]\n'
+    )
+    game = make_game("svoi-kozyri", players=3, params={"deals": 2})
+    bots = [load_bot(tmp_path), BuiltinBot("greedy"), BuiltinBot("greedy")]
+    transcript = io.BytesIO()
+    outcome = run_match(game, bots, 11, sandbox=get_sandbox("none"), transcripts={0: transcript})
+    assert outcome.seats[0].strikes == 2 and not outcome.seats[0].forfeited
+    seen: set[str] = set()
+    for line in transcript.getvalue().splitlines():
+        direction, message = line[:3], orjson.loads(line[3:])
+        schemas = REFEREE_SCHEMAS if direction == b"-> " else BOT_SCHEMAS
+        schema = schemas[message["type"]]
+        errors = list(validator(schema).iter_errors(message))
+        assert errors == [], (schema, errors[0].message)
+        documented = json.loads((SCHEMAS / f"{schema}.json").read_text())["properties"]
+        assert set(message) <= set(documented), f"{schema}: undocumented keys"
+        seen.add(schema)
+    every = {p.stem for p in SCHEMAS.glob("*.json")} - {"replay"}
+    assert seen == every
+    assert list(validator("replay").iter_errors(outcome.replay)) == []
