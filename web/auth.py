@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from flask import abort, request
 from flask_login import current_user
 
-from web.models import Match, User
+from web.models import Match, MatchStatus, User
 from web.services.users import user_for_token
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -74,10 +74,16 @@ def owns_bot(user: User | None, owner_id: int) -> bool:
 
 
 def owned_seats(user: User | None, match: Match) -> set[int]:
-    """The seats of ``match`` whose bots ``user`` owns (every seat for an admin)."""
+    """The seats of ``match`` whose private side ``user`` may see.
+
+    An admin sees every seat of a finished match (debug text, for support), but of a running
+    match only the seats of their own bots: nobody sees another player's hidden cards live.
+    """
     if user is None:
         return set()
-    return {s.seat for s in match.seats if user.is_admin or s.bot.owner_id == user.id}
+    finished = match.status == MatchStatus.FINISHED
+    everything = user.is_admin and finished
+    return {s.seat for s in match.seats if everything or s.bot.owner_id == user.id}
 
 
 def admin_required(view: F) -> F:
