@@ -81,7 +81,7 @@ class Cgroup:
         self.cpu: Path | None = None
         self.unified: Path | None = None
         self._setup(limits)
-        self._procs_files = [str(d / "cgroup.procs").encode() for d in self.dirs]
+        self._attach_files = [self._attach_file(d) for d in self.dirs]
 
     # -- setup -------------------------------------------------------------------------------
     def _setup(self, limits: CgroupLimits) -> None:
@@ -155,13 +155,22 @@ class Cgroup:
             "kill_tree": bool(self.dirs),
         }
 
+    def _attach_file(self, group: Path) -> bytes:
+        """The file through which a process joins ``group`` by writing ``0`` (itself)."""
+        # On v1, writing to ``tasks`` moves only the calling thread, and the kernel skips its
+        # global threadgroup lock for that case (a write to ``cgroup.procs`` waits for an RCU
+        # grace period per hierarchy, several ms). A child between fork and exec has a single
+        # thread, so the whole process moves, before its first instruction of the bot.
+        name = "cgroup.procs" if group == self.unified else "tasks"
+        return str(group / name).encode()
+
     def attach_self(self) -> None:
-        """Move the calling process into every group (called in the child, before exec)."""
-        pid = str(os.getpid()).encode()
-        for procs in self._procs_files:
-            fd = os.open(procs, os.O_WRONLY)
+        """Move the calling single-threaded process into every group (in the child, before
+        exec)."""
+        for target in self._attach_files:
+            fd = os.open(target, os.O_WRONLY)
             try:
-                os.write(fd, pid)
+                os.write(fd, b"0")
             finally:
                 os.close(fd)
 
