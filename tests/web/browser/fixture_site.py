@@ -37,6 +37,7 @@ VIEWER_PAGE = """<!doctype html>
 <link rel="stylesheet" href="/static/css/fixture.css"></head>
 <body><h1>{title}</h1>
 <div id="replay-viewer" data-replay-url="/api/replays/{name}" data-frames-url="/api/frames/{name}"
+ data-poll-ms="300"
  data-game="{game}" data-seats='{seats}' data-viewer-seat="{viewer_seat}"></div>
 <p><label>A form field: <input id="notes" type="text"></label></p>
 <script type="module" src="/static/js/viewer/main.js"></script>
@@ -58,6 +59,8 @@ class FixtureSite:
         self.replays: dict[str, Replay] = {}
         self.ratings: dict[str, list[list[Any]]] = {}
         self.viewer_seats: dict[str, int | None] = {}
+        self.live: dict[str, int] = {}
+        """Replays still being played: how many of their steps are played so far."""
         self._frames: dict[str, list[Any]] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -91,10 +94,14 @@ class FixtureSite:
         self.server.server_close()
 
 
-def frame_for(frame: Any, seat: int | None) -> dict[str, Any]:
-    """One frame as the API gives it for a finished match (spectator, or one seat's view)."""
+def frame_for(frame: Any, seat: int | None, live: bool = False) -> dict[str, Any]:
+    """One frame as the API gives it: a spectator's (public while the match runs) or a seat's."""
     event = dict(frame["event"]) if frame["event"] else None
     out: dict[str, Any] = {"index": frame["index"], "event": event, "public": frame["public"]}
+    if seat is None and live:
+        if event is not None:
+            event.pop("action", None)
+        return out
     if seat is None:
         out["spectator"] = frame["spectator"]
         out["seats"] = frame["seats"]
@@ -128,7 +135,7 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
                 page = CHART_PAGE.format(name=html.escape(name))
                 self._send(200, page.encode(), "text/html; charset=utf-8")
             elif path.startswith("/api/replays/"):
-                self._json(site.replays[path.rsplit("/", 1)[1]])
+                self._json(_replay_for(site, path.rsplit("/", 1)[1]))
             elif path.startswith("/api/frames/"):
                 self._frames(path.rsplit("/", 1)[1], query)
             elif path.startswith("/api/ratings/"):
@@ -138,8 +145,16 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
 
         def _frames(self, name: str, query: dict[str, list[str]]) -> None:
             seat = int(query["seat"][0]) if "seat" in query else None
-            shown = [frame_for(f, seat) for f in site.frames(name)]
-            self._json({"data": {"match_id": 1, "seat": seat, "live": False, "frames": shown}})
+            played = site.live.get(name)
+            if played is not None and seat not in (None, site.viewer_seats.get(name)):
+                self._send(403, b'{"error": {"message": "not your seat"}}', "application/json")
+                return
+            every = site.frames(name)
+            shown = [
+                frame_for(f, seat, played is not None) for f in every[: (played or len(every)) + 1]
+            ]
+            data = {"match_id": 1, "seat": seat, "live": played is not None, "frames": shown}
+            self._json({"data": data})
 
         def _static(self, rel: str) -> None:
             target = (STATIC / rel).resolve()
@@ -166,6 +181,21 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
     return Handler
+
+
+def _replay_for(site: FixtureSite, name: str) -> dict[str, Any]:
+    """The replay document, or while the match runs its public part as the API serves it."""
+    replay: dict[str, Any] = dict(site.replays[name])
+    played = site.live.get(name)
+    if played is None:
+        return replay
+    mine = site.viewer_seats.get(name)
+    steps = [
+        {k: v for k, v in s.items() if k != "action" or s["seat"] == mine}
+        for s in replay["steps"][:played]
+    ]
+    header = {k: replay[k] for k in ("format", "version", "engine", "game", "seats")}
+    return {**header, "live": True, "status": "running", "steps": steps}
 
 
 def _viewer_page(site: FixtureSite, name: str) -> str:

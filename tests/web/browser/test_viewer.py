@@ -275,3 +275,33 @@ def test_strikes_are_marked_and_bot_text_is_shown(page: Any, site: FixtureSite) 
     assert replay["seats"][seat]["name"] in detail
     assert "strike" in (page.get_attribute('.rv-log li[data-step="6"]', "class") or "")
     screenshot(page, "viewer-strike")
+
+
+def test_a_running_match_shows_public_cards_and_follows_new_steps(
+    page: Any, site: FixtureSite
+) -> None:
+    url = site.add("running", read_replay(GOLDEN / "svoi-kozyri.json"), viewer_seat=2)
+    site.live["running"] = 10
+    open_viewer(page, url + "#last")
+    assert step_of(page) == 10
+    assert page.is_visible(".live-badge")
+    assert page.locator(".rv-btn.seed").count() == 0, "no seed while the match runs"
+    options = page.eval_on_selector_all(".rv-seat option", "os => os.map(o => o.value)")
+    assert options == ["", "2"], "onlookers see public cards; the owner also their own seat"
+    assert all(hidden_cards(page, seat) > 0 for seat in range(4)), "hands are hidden"
+    site.live["running"] = 25
+    wait_step(page, 25)
+    assert page.inner_text(".rv-counter") == "25 / 25"
+    page.keyboard.press("f")
+    page.wait_for_selector(f'{ROOT_SEL}[data-seat="2"]')
+    assert face_cards(page, 2) > 0 and hidden_cards(page, 2) == 0 and hidden_cards(page, 3) > 0
+    page.keyboard.press("f")
+    page.wait_for_selector(f'{ROOT_SEL}[data-seat=""]')
+    del site.live["running"]
+    wait_step(page, 174)
+    page.wait_for_selector(".rv-btn.seed")
+    assert not page.is_visible(".live-badge")
+    assert page.locator(".rv-seat option").count() == 5
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    assert all(hidden_cards(page, seat) == 0 for seat in range(4)), "now every hand shows"

@@ -53,6 +53,7 @@ export async function mountFromPage(root) {
     viewerSeat: seat,
     loadAdapter: siteAdapter,
     standalone: false,
+    pollMs: Number(data.pollMs) || undefined, // how often a running match is asked for news
   });
   try {
     await player.start();

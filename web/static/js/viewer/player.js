@@ -25,7 +25,7 @@ export function readLocation(location, seats) {
 export class Player {
   /**
    * @param root the element to fill
-   * @param options {source, names, game, viewerSeat, loadAdapter, standalone}
+   * @param options {source, names, game, viewerSeat, loadAdapter, standalone, pollMs}
    */
   constructor(root, options) {
     this.root = root;
@@ -372,6 +372,7 @@ export class Player {
   }
 
   #poll() {
+    const every = this.options.pollMs ?? POLL_MS;
     this.poller = setInterval(async () => {
       const atEnd = this.state.step >= this.last;
       try {
@@ -381,7 +382,7 @@ export class Player {
       }
       if (atEnd) this.go(this.last);
       if (!this.options.source.live) this.#finishLive();
-    }, POLL_MS);
+    }, every);
   }
 
   async #finishLive() {
