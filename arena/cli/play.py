@@ -9,11 +9,12 @@ from typing import Any
 
 import orjson
 from rich.console import Console
+from rich.text import Text
 
 from arena.agents import AGENTS, Agent, get_agent
 from arena.games import make_game
 from arena.games.base import ConfigError, Game, State
-from arena.render import action_text, render_result, render_table, seat_label
+from arena.render import JSON, action_text, event_text, render_result, render_table, seat_label
 from arena.replay import Step, agent_rng, record_builtin_match, write_replay
 
 
@@ -89,24 +90,45 @@ def seat_agents(spec: str, players: int) -> tuple[list[Agent], list[str]]:
 
 
 class Commentary:
-    """Prints each decision and, at deal boundaries and every ``every`` actions, the table."""
+    """Prints each decision and the public events it caused (a trick taken, a player out, a
+    showdown...); at deal boundaries and every ``every`` actions, the table."""
 
-    def __init__(self, console: Console, names: list[str], every: int, delay: float) -> None:
+    def __init__(
+        self, console: Console, names: list[str], every: int, delay: float, start: JSON
+    ) -> None:
         self.console, self.names, self.every, self.delay = console, names, every, delay
         self.count = 0
         self.deal = 0
+        self.events_seen = len(start.get("history") or [])
 
     def __call__(self, state: State, step: Step) -> None:
         self.count += 1
         who = seat_label(step["seat"], self.names)
         self.console.print(f"[dim]{self.count:>4} d{step['deal']}[/] {who}: ", end="")
         self.console.print(action_text(step["action"]))
+        view = state.full_view()
         new_deal = state.deal_index != self.deal
+        for event in self.new_events(view, step, new_deal):
+            self.console.print(Text("         ").append(event_text(event, self.names)))
         if new_deal or state.is_terminal() or (self.every and self.count % self.every == 0):
             self.deal = state.deal_index
-            self.console.print(render_table(state.full_view(), self.names))
+            self.console.print(render_table(view, self.names))
         if self.delay:
             time.sleep(self.delay)
+
+    def new_events(self, view: JSON, step: Step, new_deal: bool) -> list[JSON]:
+        """The history events added since the last step, less the echo of the action itself."""
+        history = view.get("history")
+        if not isinstance(history, list):
+            return []
+        start = 0 if new_deal or len(history) < self.events_seen else self.events_seen
+        self.events_seen = len(history)
+        fresh = [e for e in history[start:] if isinstance(e, dict)]
+        kind = step["action"].get("type")
+        for i, event in enumerate(fresh):
+            if event.get("type") == kind and event.get("seat") == step["seat"]:
+                return fresh[:i] + fresh[i + 1 :]
+        return fresh
 
 
 def run(args: argparse.Namespace) -> int:
@@ -122,8 +144,9 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"[bold]{game.spec.title}[/] {orjson.dumps(game.config()).decode()} seed {seed}")
     hook = None
     if not args.quiet:
-        console.print(render_table(state.full_view(), names))
-        hook = Commentary(console, names, args.every, args.delay)
+        start = state.full_view()
+        console.print(render_table(start, names))
+        hook = Commentary(console, names, args.every, args.delay, start)
     replay = record_builtin_match(state, agents, names, agent_rng(seed), on_step=hook)
     console.print(render_result(replay["result"], names))
     console.print(f"{len(replay['steps'])} actions, {state.deal_index + 1} deals, seed {seed}")

@@ -202,3 +202,13 @@ def test_deals_sets_each_games_match_length(capsys) -> None:
     assert "2 deals" in capsys.readouterr().out
     assert main(["play", "kozyr-boys", "--deals", "4"]) == 2
     assert "rounds of 3 deals" in capsys.readouterr().out
+
+
+def test_the_commentary_shows_the_events_each_action_caused(capsys) -> None:
+    assert main(["play", "svoi-kozyri-tricks", "--players", "3", "--seed", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first = next(i for i, line in enumerate(lines) if "d0 P0" in line)
+    assert not any("deal deal=0" in line for line in lines[first : first + 3])  # not repeated
+    taken = [i for i, line in enumerate(lines) if line.strip().startswith("trick winner=")]
+    assert len(taken) >= 12  # a whole deal of 12 tricks at least
+    assert all(": play " in lines[i - 1] or "reveal" in lines[i - 1] for i in taken)
