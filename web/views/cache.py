@@ -24,7 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 MAX_ENTRIES = 256
 
 _pages: OrderedDict[str, tuple[float, bytes, str]] = OrderedDict()
-_refreshing: set[str] = set()
+_refreshing: dict[str, threading.Event] = {}
 _lock = threading.Lock()
 
 
@@ -38,17 +38,28 @@ def _cacheable() -> bool:
 
 
 def _lookup(key: str) -> tuple[bytes, str] | None:
-    """A cached page, or None when this request should render it (and will ``_keep`` it)."""
+    """A cached page, or None when this request should render it (and will ``_keep`` it).
+
+    With no copy at all yet, requests wait for the one rendering the page (a few seconds at most)
+    rather than all render it at once.
+    """
     ttl = float(current_app.config["PAGE_CACHE_SECONDS"])
-    now = time.monotonic()
+    for _attempt in range(2):
+        now = time.monotonic()
+        with _lock:
+            entry = _pages.get(key)
+            if entry is not None and now < entry[0]:
+                return entry[1], entry[2]
+            rendering = _refreshing.get(key)
+            if rendering is None:
+                _refreshing[key] = threading.Event()
+                return None
+            if entry is not None and now < entry[0] + ttl:
+                return entry[1], entry[2]
+        rendering.wait(5.0)
     with _lock:
-        entry = _pages.get(key)
-        if entry is not None and now < entry[0]:
-            return entry[1], entry[2]
-        if entry is not None and now < entry[0] + ttl and key in _refreshing:
-            return entry[1], entry[2]
-        _refreshing.add(key)
-        return None
+        _refreshing.setdefault(key, threading.Event())
+    return None
 
 
 def _keep(key: str, response: Response) -> None:
@@ -77,7 +88,9 @@ def anonymous_cache(view: F) -> F:
                 _keep(key, response)
         finally:
             with _lock:
-                _refreshing.discard(key)
+                done = _refreshing.pop(key, None)
+            if done is not None:
+                done.set()
         return response
 
     return wrapped  # type: ignore[return-value]
