@@ -123,6 +123,9 @@ def test_the_scrubber_and_the_log_move_the_player(page: Any, site: FixtureSite) 
     deal_start = int(page.get_attribute(".rv-marks .tick.deal >> nth=0", "data-step"))
     wait_step(page, deal_start)
     assert page.locator(".table-info").inner_text().startswith("Deal\n2")
+    assert page.inner_text(".table-banner").startswith("Deal 1: ")
+    page.keyboard.press("ArrowRight")
+    assert not page.is_visible(".table-banner"), "the deal's outcome shows for one step"
 
 
 def test_speeds_and_playback(page: Any, site: FixtureSite) -> None:

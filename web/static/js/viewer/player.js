@@ -188,7 +188,7 @@ export class Player {
     if (this.table.bottom !== bottom) this.table.layout(bottom);
     const duration = animate ? Math.min(this.table.duration, (0.6 * BASE_DELAY_MS) / this.state.speed) : 0;
     this.table.transition(() => this.adapter.render(frame.view, { ...this.#context(), frame, event: frame.event, notes: this.#notes() }), duration);
-    this.table.setBanner(this.state.step === this.last && !this.options.source.live ? this.#resultText() : "");
+    this.table.setBanner(this.#bannerText(frame));
     this.root.dataset.step = String(this.state.step);
     this.root.dataset.seat = this.state.seat === null ? "" : String(this.state.seat);
     this.controls.update(this.state, this.last);
@@ -196,6 +196,14 @@ export class Player {
     this.detail.replaceChildren(stepDetails(this.frames, this.state.step, this.names, this.adapter));
     this.perspective.value = this.state.seat === null ? "" : String(this.state.seat);
     this.#writeUrl();
+  }
+
+  /** The match result on the last frame, a deal's outcome on the first frame of the next. */
+  #bannerText(frame) {
+    if (this.state.step === this.last && !this.options.source.live) return this.#resultText();
+    const before = this.frames[this.state.step - 1]?.public;
+    const fresh = before && frame.public?.deal !== undefined && before.deal !== frame.public.deal;
+    return fresh ? (this.adapter.dealSummary?.(frame.view, this.names) ?? "") : "";
   }
 
   #resultText() {

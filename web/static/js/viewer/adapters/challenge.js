@@ -18,6 +18,13 @@ export default {
   render(view, ctx) {
     drawBeating(view, ctx, badges(view));
   },
+  dealSummary(view, names) {
+    const last = view.deal_results?.at(-1);
+    if (!last) return "";
+    return last.winner === null || last.winner === undefined
+      ? `Deal ${last.deal + 1} is drawn (${last.reason})`
+      : `Deal ${last.deal + 1}: ${names[last.winner]} goes out first`;
+  },
   boundary(before, view, event) {
     return stepType(before, view, event) === "take" ? "take" : null;
   },

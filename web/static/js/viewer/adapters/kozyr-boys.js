@@ -2,7 +2,7 @@
 // tricks score by the card points they hold.
 
 import { cardList, suitList } from "./common.js";
-import { drawTricks, trickBadges, trickBoundary } from "./tricks.js";
+import { dealSummary, drawTricks, trickBadges, trickBoundary } from "./tricks.js";
 
 function badges(view) {
   return (seat) => {
@@ -24,5 +24,6 @@ export default {
     drawTricks(view, ctx, badges(view), rows);
   },
   boundary: trickBoundary,
+  dealSummary,
   unmount() {},
 };

@@ -47,7 +47,17 @@ function drawPot(table, view) {
   zone.replaceChildren(el("div", "pot-label", "pot"), chips, stake);
 }
 
+/** Who won the previous deal's pot, and against which hands. */
+function dealSummary(view, names) {
+  const events = view.last_deal ?? [];
+  const wins = events.filter((e) => e.type === "win" || e.type === "split");
+  if (!wins.length) return "";
+  const won = wins.map((e) => `${names[e.seat] ?? "?"} wins ${e.amount ?? ""}`.trim()).join(", ");
+  return `Last deal: ${won}`;
+}
+
 export default {
+  dealSummary,
   mount() {},
   render(view, ctx) {
     const { table, players, names } = ctx;
@@ -62,6 +72,8 @@ export default {
     const rows = dealRows(view, names);
     if (view.phase) rows.push(["Phase", view.phase]);
     if (view.svara) rows.push(["Svaras", String(view.svara)]);
+    const summary = dealSummary(view, names);
+    if (summary) rows.push(["Last deal", summary.replace("Last deal: ", "")]);
     if (view.limits) rows.push(["Limits", `ante ${view.limits.ante}, max ${view.limits.max_stake}`]);
     table.setInfo(rows);
   },

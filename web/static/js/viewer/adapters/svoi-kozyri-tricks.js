@@ -1,7 +1,7 @@
 // Svoi Kozyri with tricks: each seat picks a secret trump, revealed when first used (or never).
 
 import { trumpBadge } from "./beating.js";
-import { drawTricks, trickBadges, trickBoundary } from "./tricks.js";
+import { dealSummary, drawTricks, trickBadges, trickBoundary } from "./tricks.js";
 
 function trumpOf(view, seat) {
   return view.trumps?.[seat] ?? view.revealed?.[seat] ?? null;
@@ -26,5 +26,6 @@ export default {
     drawTricks(view, ctx, badges(view), rows);
   },
   boundary: trickBoundary,
+  dealSummary,
   unmount() {},
 };

@@ -18,6 +18,10 @@ export default {
   render(view, ctx) {
     drawBeating(view, ctx, badges(view));
   },
+  dealSummary(view, names) {
+    const last = view.deal_results?.at(-1);
+    return last ? `Deal ${last.deal + 1}: ${names[last.loser] ?? "nobody"} is the fool` : "";
+  },
   boundary(before, view, event) {
     return stepType(before, view, event) === "pick_up" ? "pick-up" : null;
   },

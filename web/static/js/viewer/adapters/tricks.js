@@ -47,6 +47,14 @@ export function trickBadges(view, seat) {
   return list;
 }
 
+/** The end of the previous deal: the points each seat took from it. */
+export function dealSummary(view, names) {
+  const last = view.last_deal;
+  if (!last?.points) return "";
+  const parts = last.points.map((points, seat) => `${names[seat]} ${num(points)}`);
+  return `Deal ${last.deal + 1}: ${parts.join(", ")}`;
+}
+
 /** A trick ends when a seat's trick count grows. */
 export function trickBoundary(before, view) {
   const sum = (v) => (v?.tricks_won ?? []).reduce((a, b) => a + b, 0);
