@@ -221,10 +221,13 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(url: str, storage: Path, port: int, workers: int, threads: int) -> Any:
+def start_server(
+    url: str, storage: Path, port: int, workers: int, threads: int, page_cache: float
+) -> Any:
     env = dict(os.environ)
     for key, value in app_config(url, storage).items():
         env[f"ARENA_{key}"] = "0" if value is False else str(value)
+    env["ARENA_PAGE_CACHE_SECONDS"] = str(page_cache)
     command = [
         sys.executable, "-m", "gunicorn", "web:create_app()", "-b", f"127.0.0.1:{port}",
         "-w", str(workers), "-k", "gthread", "--threads", str(threads),
@@ -329,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=8, help="threads per worker")
+    parser.add_argument(
+        "--page-cache", type=float, default=5.0, help="anonymous page cache seconds (0: off)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument(
         "--reuse", action="store_true", help="use the database a --keep run left (no refill)"
@@ -345,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             url = recreate_database()
             slug, matches = migrate_and_seed(url, storage)
         port = free_port()
-        server = start_server(url, storage, port, args.workers, args.threads)
+        server = start_server(url, storage, port, args.workers, args.threads, args.page_cache)
         targets = {
             "static": "/static/css/site.css",
             "ladder": f"/ladders/{slug}",
