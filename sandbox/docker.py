@@ -40,6 +40,8 @@ from sandbox.base import (
     Usage,
     kit_env,
 )
+from sandbox.cgroups import find_hierarchies
+from sandbox.docker_account import ContainerAccount
 
 DEFAULT_IMAGE = "kozyri-arena-runner"
 IMAGE_ENV = "ARENA_DOCKER_IMAGE"
@@ -103,7 +105,9 @@ def container_env(env: Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
-def host_config(api: Any, bot_dir: Path, limits: Limits, cpu: int | None) -> Any:
+def host_config(
+    api: Any, bot_dir: Path, limits: Limits, cpu: int | None, cgroup_parent: str | None = None
+) -> Any:
     """Every isolation and limit setting of a bot container."""
     ulimit: Any = importlib.import_module("docker.types").Ulimit
 
@@ -133,6 +137,7 @@ def host_config(api: Any, bot_dir: Path, limits: Limits, cpu: int | None) -> Any
         security_opt=["no-new-privileges"],
         init=True,
         ulimits=ulimits,
+        cgroup_parent=cgroup_parent,
     )
 
 
@@ -161,9 +166,17 @@ class FrameSplitter:
 class DockerProcess(BotProcess):
     """A bot running in a container."""
 
-    def __init__(self, api: Any, container: str, response: Any, sock: Any) -> None:
+    def __init__(
+        self,
+        api: Any,
+        container: str,
+        response: Any,
+        sock: Any,
+        account: ContainerAccount | None = None,
+    ) -> None:
         self._api = api
         self.container = container
+        self._account = account
         self._response = response  # keeps the attach connection open
         self._sock = sock
         self._sock_fd: int = sock.fileno()
@@ -183,6 +196,8 @@ class DockerProcess(BotProcess):
         self._reader.start()
         self._api.start(self.container)
         self._waiter.start()
+        if self._account is not None and not self._account.local():
+            self._account = None  # a remote engine, or one that put the group elsewhere
 
     # -- threads -----------------------------------------------------------------------------
     def _pump(self) -> None:
@@ -249,6 +264,10 @@ class DockerProcess(BotProcess):
         state = self._inspect_state()
         u = Usage(returncode=rc, exit=self._exit(rc, bool(state.get("OOMKilled"))))
         u.detail = {"container": self.container[:12], "oom_killed": bool(state.get("OOMKilled"))}
+        if self._account is not None:
+            u.cpu_seconds = self._account.cpu_seconds() or 0.0
+            u.max_rss_mb = self._account.peak_memory_mb() or 0.0
+        u.detail["cpu_measured"] = self._account is not None
         return u
 
     def _inspect_state(self) -> dict[str, Any]:
@@ -281,6 +300,8 @@ class DockerProcess(BotProcess):
         self._final = self.usage()
         with contextlib.suppress(Exception):
             self._api.remove_container(self.container, force=True, v=True)
+        if self._account is not None:
+            self._account.remove()
         with contextlib.suppress(OSError):
             os.close(self.stdin_fd)
         with contextlib.suppress(Exception):
@@ -312,6 +333,8 @@ class DockerSandbox(Sandbox):
             self.api = api_client()
         except Exception as exc:
             raise SandboxError(f"no Docker engine: {exc}") from exc
+        self.accounts = _accounting_works(self.api)
+        """True if each container gets a parent cgroup that measures its CPU time here."""
 
     @classmethod
     def available(cls) -> str | None:
@@ -342,18 +365,21 @@ class DockerSandbox(Sandbox):
         bot_dir = Path(bot_dir).resolve()
         if not bot_dir.is_dir():
             raise SandboxError(f"no bot folder {bot_dir}")
+        account = ContainerAccount() if self.accounts else None
         try:
-            container = self._create(bot_dir, command, limits, env, slot, cpu)
+            container = self._create(bot_dir, command, limits, env, slot, cpu, account)
         except SandboxError:
             raise
         except Exception as exc:
             raise SandboxError(f"could not create a container: {exc}") from exc
         try:
-            process = self._attach(container)
+            process = self._attach(container, account)
             process.start()
         except Exception as exc:
             with contextlib.suppress(Exception):
                 self.api.remove_container(container, force=True)
+            if account is not None:
+                account.remove()
             raise SandboxError(f"could not start the container: {exc}") from exc
         return process
 
@@ -365,7 +391,9 @@ class DockerSandbox(Sandbox):
         env: Mapping[str, str] | None,
         slot: int,
         cpu: int | None,
+        account: ContainerAccount | None,
     ) -> str:
+        parent = account.cgroup_parent if account is not None else None
         created = self.api.create_container(
             self.image,
             command=container_command(command),
@@ -376,16 +404,16 @@ class DockerSandbox(Sandbox):
             environment=container_env(env),
             labels={LABEL: str(slot)},
             network_disabled=True,
-            host_config=host_config(self.api, bot_dir, limits, cpu),
+            host_config=host_config(self.api, bot_dir, limits, cpu, parent),
         )
         container: str = created["Id"]
         return container
 
-    def _attach(self, container: str) -> DockerProcess:
+    def _attach(self, container: str, account: ContainerAccount | None) -> DockerProcess:
         params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
         response = self.api.attach_socket(container, params=params)
         sock = getattr(response, "_sock", response)
-        return DockerProcess(self.api, container, response, sock)
+        return DockerProcess(self.api, container, response, sock, account)
 
     def enforced(self, limits: Limits) -> dict[str, bool]:
         return {
@@ -402,6 +430,17 @@ class DockerSandbox(Sandbox):
             "seccomp": True,
             "separate_uid": True,
         }
+
+
+def _accounting_works(api: Any) -> bool:
+    """True if the engine makes cgroups by path (``cgroupfs``) in hierarchies we can manage."""
+    try:
+        driver = api.info().get("CgroupDriver")
+    except Exception:
+        return False
+    found = find_hierarchies()
+    mount = found.v1.get("cpuacct") or found.v2
+    return driver == "cgroupfs" and mount is not None and os.access(mount, os.W_OK)
 
 
 def _socket_problem(host: str) -> str | None:

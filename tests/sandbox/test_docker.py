@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.base import Exit, Limits, Sandbox
+from sandbox.cgroups import find_hierarchies
 from sandbox.docker import (
     LABEL,
     DockerSandbox,
@@ -17,6 +18,7 @@ from sandbox.docker import (
     container_command,
     container_env,
 )
+from sandbox.docker_account import ROOT_NAME
 from tests.sandbox.driver import fresh_slot, survivors
 
 LIMITS = Limits(memory_mb=192, processes=32, file_size_mb=8, open_files=64, tmp_mb=16)
@@ -115,3 +117,32 @@ def test_settings_reach_the_engine(docker_sandbox: Sandbox, open_dir: Path) -> N
     assert info["Config"]["Labels"][LABEL] == str(slot)
     assert info["Config"]["User"] == bot_user(slot)
     assert survivors(docker_sandbox, slot) == []
+
+
+SPIN = """
+import sys, time
+began = time.process_time()
+while time.process_time() - began < 0.4:
+    pass
+"""
+
+
+def test_cpu_time_is_counted_after_the_container_is_gone(
+    docker_sandbox: Sandbox, open_dir: Path
+) -> None:
+    assert isinstance(docker_sandbox, DockerSandbox)
+    if not docker_sandbox.accounts:
+        pytest.skip("the engine does not put containers in cgroups this referee can read")
+    (open_dir / "spin.py").write_text(SPIN)
+    (open_dir / "spin.py").chmod(0o644)
+    process = docker_sandbox.spawn(open_dir, ["python3", "spin.py"], LIMITS, slot=fresh_slot())
+    assert process.wait(30) == 0  # it ended by itself: the engine dropped its cgroup at once
+    process.close()
+    usage = process.usage()
+    assert usage.exit is Exit.EXITED
+    assert 0.4 <= usage.cpu_seconds < 10, usage
+    assert usage.max_rss_mb > 1
+    assert usage.detail["cpu_measured"] is True
+    found = find_hierarchies()
+    account_root = (found.v1.get("cpuacct") or found.v2 or Path("/nonexistent")) / ROOT_NAME
+    assert not list(account_root.glob(f"{os.getpid()}-*")), "a container's parent group was left"
