@@ -118,7 +118,7 @@ export class Player {
       this.#button("Copy link", "copy-link", () => this.copy(this.stepUrl(), "Link to this step copied"), "Copy a link to this step"),
       this.#button("Download JSON", "download", () => this.download(), "Download the replay file"),
     );
-    if (!this.options.standalone) {
+    if (!this.options.standalone && !this.options.source.live) {
       tools.append(this.#button("Export HTML", "export", () => this.exportHtml(), "Save a page that plays this replay offline"));
     }
     tools.append(this.#button("?", "help", () => this.toggleHelp(), "Keyboard shortcuts"));
