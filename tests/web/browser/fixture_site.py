@@ -60,6 +60,8 @@ class FixtureSite:
         self.ratings: dict[str, list[list[Any]]] = {}
         self.viewer_seats: dict[str, int | None] = {}
         self.live: dict[str, int] = {}
+        self.lean: set[str] = set()
+        """Replays whose frames are served without the history lists, which grow every step."""
         """Replays still being played: how many of their steps are played so far."""
         self._frames: dict[str, list[Any]] = {}
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -150,9 +152,10 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
                 self._send(403, b'{"error": {"message": "not your seat"}}', "application/json")
                 return
             every = site.frames(name)
-            shown = [
-                frame_for(f, seat, played is not None) for f in every[: (played or len(every)) + 1]
-            ]
+            upto = (played or len(every)) + 1
+            shown = [frame_for(f, seat, played is not None) for f in every[:upto]]
+            if name in site.lean:
+                shown = [_without_history(f) for f in shown]
             data = {"match_id": 1, "seat": seat, "live": played is not None, "frames": shown}
             self._json({"data": data})
 
@@ -181,6 +184,22 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(body)
 
     return Handler
+
+
+HISTORY_KEYS = ("history", "last_deal", "earlier_rounds")
+
+
+def _without_history(frame: dict[str, Any]) -> dict[str, Any]:
+    def lean(view: Any) -> Any:
+        return {k: v for k, v in view.items() if k not in HISTORY_KEYS}
+
+    out = dict(frame)
+    for key in ("public", "spectator", "seat"):
+        if key in out:
+            out[key] = lean(out[key])
+    if "seats" in out:
+        out["seats"] = [lean(v) for v in out["seats"]]
+    return out
 
 
 def _replay_for(site: FixtureSite, name: str) -> dict[str, Any]:

@@ -308,3 +308,16 @@ def test_a_running_match_shows_public_cards_and_follows_new_steps(
     page.keyboard.press("Home")
     wait_step(page, 0)
     assert all(hidden_cards(page, seat) == 0 for seat in range(4)), "now every hand shows"
+
+
+def test_frames_without_history_still_play(page: Any, site: FixtureSite) -> None:
+    url = site.add("lean", read_replay(GOLDEN / "svoi-kozyri.json"))
+    site.lean.add("lean")
+    open_viewer(page, url + "#8")
+    assert page.inner_text('.rv-log li[data-step="2"] .what') == "beat 9♥"
+    assert page.inner_text('.seat[data-seat="0"] .seat-note') != ""
+    assert page.locator(".rv-marks .tick.pick-up").count() > 0
+    page.keyboard.press("f")
+    page.wait_for_selector(f'{ROOT_SEL}[data-seat="0"]')
+    assert page.inner_text('.rv-log li[data-step="2"] .what') == "moves (hidden)"
+    assert hidden_cards(page, 1) > 0
