@@ -8,6 +8,7 @@ then plays each of them in a real match through the runner.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -45,14 +46,14 @@ def test_fork_bomb_stops_at_the_process_limit(any_sandbox: Sandbox, hostile: Bot
 
 @pytest.mark.parametrize("bot", ["memory-hog", "memory-hog-js"])
 def test_memory_hog_is_killed_for_memory(any_sandbox: Sandbox, hostile: BotMaker, bot: str) -> None:
-    run = attack(any_sandbox, hostile(bot), timeout=8.0)
+    # A hog reaches its ceiling within a second even on a loaded machine, and the kernel kills
+    # it there: the interpreter's code pages are charged to whoever cached them first, so the
+    # bot's group has almost nothing of its own to evict (no thrashing: no major faults).
+    run = attack(any_sandbox, hostile(bot), timeout=20.0)
     allocated = int(run.findings["allocated_mb"])
-    assert allocated <= LIMITS.memory_mb
-    if run.usage.exit is not Exit.OOM:
-        # At the ceiling the kernel may keep evicting the bot's own code pages instead of
-        # killing it (cgroup v1, no swap): it thrashes until the referee's deadline kills it.
-        assert run.usage.exit is Exit.KILLED, run.stderr[-500:]
-        assert allocated >= LIMITS.memory_mb - 64
+    assert LIMITS.memory_mb - 64 <= allocated <= LIMITS.memory_mb
+    assert run.usage.exit is Exit.OOM, (run.usage, run.stderr[-500:])
+    assert run.seconds < 10
 
 
 def test_cpu_spin_hits_the_cpu_limit(any_sandbox: Sandbox, hostile: BotMaker) -> None:
@@ -134,9 +135,9 @@ def test_sleeper_is_killed(any_sandbox: Sandbox, hostile: BotMaker) -> None:
 MATCH_TIME = TimeControl(init_s=20.0, move_s=0.5, bank_s=0.0, max_strikes=2)
 EXPECTED = {
     "fork-bomb": {SeatStatus.TIMEOUT},
-    # OOM-killed is a crash; a bot thrashing at its memory ceiling times out instead.
-    "memory-hog": {SeatStatus.CRASH, SeatStatus.TIMEOUT},
-    "memory-hog-js": {SeatStatus.CRASH, SeatStatus.TIMEOUT},
+    # OOM-killed is a crash (the kernel kills it within its move, see SLOW_MOVES).
+    "memory-hog": {SeatStatus.CRASH},
+    "memory-hog-js": {SeatStatus.CRASH},
     "cpu-spin": {SeatStatus.TIMEOUT},
     "disk-filler": {SeatStatus.CRASH},
     "network": {SeatStatus.CRASH},
@@ -146,6 +147,10 @@ EXPECTED = {
     "stdout-flood": {SeatStatus.OUTPUT_FLOOD},
     "sleeper": {SeatStatus.TIMEOUT},
 }
+
+# Filling 128 MB page by page takes a hog 0.2-0.9 s on a loaded two-core machine: with the
+# usual half-second move it would sometimes time out before the kernel kills it.
+SLOW_MOVES = {"memory-hog": 10.0, "memory-hog-js": 10.0}
 
 
 @pytest.mark.slow
@@ -162,7 +167,7 @@ def test_hostile_match(
         [bot, BuiltinBot("greedy")],
         7,
         sandbox=any_sandbox,
-        time_control=MATCH_TIME,
+        time_control=replace(MATCH_TIME, move_s=SLOW_MOVES.get(name, MATCH_TIME.move_s)),
         limits=LIMITS,
         slot_base=slot,
     )
