@@ -89,7 +89,12 @@ def observed_key_sets(game: str, seed: int = 3) -> list[frozenset[str]]:
 
 
 def _small_match(game: str) -> dict[str, object]:
-    short = {"svara": {"deals": 30}, "svoi-kozyri": {"deals": 2}}
+    # Random play makes the beating games' deals run to the turn cap: a low cap keeps them short.
+    short = {
+        "svara": {"deals": 30},
+        "svoi-kozyri": {"deals": 2, "turn_cap": 100},
+        "challenge": {"turn_cap": 100},
+    }
     return {"params": short.get(game, {})}
 
 
