@@ -1,5 +1,8 @@
 """The rulebooks in ``seeds/`` are all a bot author reads: they must name every parameter and
-variant the engine has, share one structure, and show observations the engine really sends."""
+variant the engine has, share one structure, and show observations the engine really sends.
+
+Each rulebook's example observation is generated from a real match named in a marker comment;
+after a deliberate change to what bots see, ``python -m tests.test_rulebooks`` rewrites them."""
 
 from __future__ import annotations
 
@@ -10,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from arena.games import game_class, names
-from arena.games.base import GameSpec
+from arena.games import game_class, make_game, names
+from arena.games.base import JSON, GameSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,6 +29,12 @@ SECTIONS = (
 )
 """The sections every rulebook ends with, in this order, after its own sections on the rules."""
 
+EXAMPLE = re.compile(
+    r"<!-- example: (?P<spec>\{.*?\}) -->\n```json\n(?P<obs>.*?)```\n\n"
+    r"Its legal actions: `(?P<legal>.*?)`\.",
+    re.DOTALL,
+)
+"""An example observation: how to reach it (a marker), the observation and its legal actions."""
 PARAM_ROW = re.compile(r"^\| `([a-z_]+)` \|", re.MULTILINE)
 JSON_BLOCK = re.compile(r"```json\n(.*?)```", re.DOTALL)
 
@@ -105,3 +114,70 @@ def test_example_observation_has_the_engines_keys(game: str) -> None:
     example = orjson.loads(blocks[0])
     assert example["game"] == game
     assert frozenset(example) in observed_key_sets(game), sorted(example)
+
+
+# ----- example observations, generated from the engine ----------------------------------------
+
+
+def example_state(game: str, spec: JSON) -> tuple[JSON, list[JSON]]:
+    """The observation and legal actions of the seat to move in a match after the wire actions
+    ``spec["moves"]`` (if any), then ``spec["actions"]`` greedy ones (``spec`` also names
+    ``players``, ``seed`` and optionally ``variant``)."""
+    state = make_game(game, players=spec["players"], variant=spec.get("variant")).new_state(
+        spec["seed"]
+    )
+    for move in spec.get("moves", []):
+        state.apply_action(state.action_from_json(move))
+    rng = random.Random(spec["seed"])
+    for _ in range(spec.get("actions", 0)):
+        state.apply_action(state.game.greedy_action(state, rng))
+    seat = state.current_player()
+    return state.observation(seat), [state.action_to_json(a) for a in state.legal_actions()]
+
+
+def compact(value: object) -> str:
+    return orjson.dumps(value).decode().replace('":', '": ').replace(",", ", ")
+
+
+def format_observation(obs: JSON) -> str:
+    """One key per line; lists of objects or lists one item per line, to keep examples readable."""
+    lines = []
+    for key, value in obs.items():
+        if isinstance(value, list) and value and all(isinstance(v, dict | list) for v in value):
+            inner = ",\n   ".join(compact(v) for v in value)
+            lines.append(f'"{key}": [\n   {inner}]')
+        else:
+            lines.append(f'"{key}": {compact(value)}')
+    return "{" + ",\n ".join(lines) + "}\n"
+
+
+def render_example(game: str, spec_text: str) -> str:
+    obs, legal = example_state(game, orjson.loads(spec_text))
+    return (
+        f"<!-- example: {spec_text} -->\n```json\n{format_observation(obs)}```\n\n"
+        f"Its legal actions: `{compact(legal)}`."
+    )
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_example_observation_is_the_engines_own(game: str) -> None:
+    match = EXAMPLE.search(section(rulebook(game), "What a bot sees"))
+    assert match, "no generated example (run: python -m tests.test_rulebooks)"
+    obs, legal = example_state(game, orjson.loads(match["spec"]))
+    assert orjson.loads(match["obs"]) == obs, "regenerate: python -m tests.test_rulebooks"
+    assert orjson.loads(match["legal"]) == legal
+
+
+def regenerate() -> None:
+    """Rewrite every rulebook's example from the engine (after a deliberate change)."""
+    for game in GAMES:
+        path = ROOT / spec_of(game).rulebook
+        text = path.read_text(encoding="utf-8")
+        new = EXAMPLE.sub(lambda m, g=game: render_example(g, m["spec"]), text)
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            print(f"{path.relative_to(ROOT)}: example regenerated")
+
+
+if __name__ == "__main__":
+    regenerate()
