@@ -97,10 +97,18 @@ function options(width, tip, data) {
     cursor: { points: { size: 7 } },
     scales: { x: { time: true } },
     legend: { show: false },
-    axes: [{ stroke: "#667085", grid: { stroke: "#eef0f4" } }, { stroke: "#667085", grid: { stroke: "#eef0f4" }, size: 50 }],
+    axes: [
+      { stroke: "#667085", grid: { stroke: "#eef0f4" } },
+      { stroke: "#667085", grid: { stroke: "#eef0f4" }, size: 50 },
+    ],
     series: [
       {},
-      { label: "score (μ − 3σ)", stroke: "#2563eb", width: 2, points: { show: data[0].length < 60 } },
+      {
+        label: "score (μ − 3σ)",
+        stroke: "#2563eb",
+        width: 2,
+        points: { show: data[0].length < 60 },
+      },
       { label: "μ + σ", stroke: "rgba(245,158,11,0.35)", width: 1 },
       { label: "μ − σ", stroke: "rgba(245,158,11,0.35)", width: 1 },
       { label: "μ", stroke: "#d97706", width: 1.5, dash: [6, 4] },
@@ -132,7 +140,10 @@ function rangeButtons(chart, times) {
     button.addEventListener("click", () => {
       bar.querySelector(".on")?.classList.remove("on");
       button.classList.add("on");
-      chart.setScale("x", { min: span === Infinity ? first : Math.max(first, last - span), max: last });
+      chart.setScale("x", {
+        min: span === Infinity ? first : Math.max(first, last - span),
+        max: last,
+      });
     });
     bar.append(button);
   }
@@ -144,14 +155,20 @@ async function fetchPoints(src) {
   const response = await fetch(src, { credentials: "same-origin" });
   if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
   const body = await response.json();
-  return Array.isArray(body) ? body : body.data ?? [];
+  return Array.isArray(body) ? body : (body.data ?? []);
 }
 
 /** Draw the chart of ``root`` (its data-src) in place of what the server drew there. */
 export async function mountChart(root) {
   const points = await fetchPoints(root.dataset.src);
   if (points.length < 2) {
-    root.replaceChildren(node("p", "rc-empty", "No rating history yet: the bot has not played rated matches on this ladder."));
+    root.replaceChildren(
+      node(
+        "p",
+        "rc-empty",
+        "No rating history yet: the bot has not played rated matches on this ladder.",
+      ),
+    );
     root.dataset.points = String(points.length);
     return null;
   }

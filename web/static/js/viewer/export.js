@@ -29,7 +29,10 @@ export function resolvePath(from, target) {
 
 /** ``source`` with its relative imports turned into the bare names of the import map. */
 export function rewriteImports(path, source) {
-  return source.replace(/(from\s+|import\s*\(\s*)"(\.{1,2}\/[^"]+)"/g, (_, lead, target) => `${lead}"arena-viewer/${resolvePath(path, target)}"`);
+  return source.replace(
+    /(from\s+|import\s*\(\s*)"(\.{1,2}\/[^"]+)"/g,
+    (_, lead, target) => `${lead}"arena-viewer/${resolvePath(path, target)}"`,
+  );
 }
 
 /** JSON safe to put inside a script element. */
@@ -38,7 +41,10 @@ export function scriptJson(value) {
 }
 
 function escapeHtml(text) {
-  return String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+  return String(text).replace(
+    /[&<>"]/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c],
+  );
 }
 
 /** The standalone page from its parts: ``modules`` maps paths to module sources. */
@@ -46,7 +52,8 @@ export function buildStandalone({ template, css, modules, data, title }) {
   const imports = {};
   for (const [path, source] of Object.entries(modules)) {
     const code = rewriteImports(path, source);
-    imports[`arena-viewer/${path}`] = `data:text/javascript;charset=utf-8,${encodeURIComponent(code)}`;
+    imports[`arena-viewer/${path}`] =
+      `data:text/javascript;charset=utf-8,${encodeURIComponent(code)}`;
   }
   const values = {
     TITLE: escapeHtml(title),

@@ -74,7 +74,10 @@ export class MoveLog {
     }
     line.classList.add("current");
     const top = line.offsetTop - this.list.offsetTop;
-    if (top < this.list.scrollTop || top > this.list.scrollTop + this.list.clientHeight - line.offsetHeight) {
+    if (
+      top < this.list.scrollTop ||
+      top > this.list.scrollTop + this.list.clientHeight - line.offsetHeight
+    ) {
       this.list.scrollTop = Math.max(0, top - this.list.clientHeight / 2);
     }
   }
@@ -89,18 +92,27 @@ export function stepDetails(frames, i, names, adapter) {
     return box;
   }
   const head = el("p", "step-head");
-  head.append(el("strong", "", names[event.seat] ?? `seat ${event.seat}`), ` ${stepText(frames, i, adapter)}`);
+  head.append(
+    el("strong", "", names[event.seat] ?? `seat ${event.seat}`),
+    ` ${stepText(frames, i, adapter)}`,
+  );
   box.append(head);
   const facts = [];
-  if (event.time_ms !== null && event.time_ms !== undefined) facts.push(`thought ${timeText(event.time_ms)}`);
+  if (event.time_ms !== null && event.time_ms !== undefined)
+    facts.push(`thought ${timeText(event.time_ms)}`);
   if (event.status) facts.push(`status ${event.status.replaceAll("_", " ")}`);
   if (event.deal !== undefined) facts.push(`deal ${event.deal + 1}`);
-  box.append(el("p", `facts ${event.status && event.status !== "ok" ? "bad" : ""}`, facts.join(" · ")));
+  box.append(
+    el("p", `facts ${event.status && event.status !== "ok" ? "bad" : ""}`, facts.join(" · ")),
+  );
   for (const key of ["debug", "stderr"]) {
     if (!event[key]) continue;
     const block = el("details", `bot-text ${key}`);
     block.open = true;
-    block.append(el("summary", "", key === "debug" ? "Bot's debug note" : "Bot's stderr"), el("pre", "", event[key]));
+    block.append(
+      el("summary", "", key === "debug" ? "Bot's debug note" : "Bot's stderr"),
+      el("pre", "", event[key]),
+    );
     box.append(block);
   }
   return box;

@@ -22,7 +22,11 @@ export function findMarks(frames, adapter) {
       if (kind) marks.push({ index: i, kind, label: MARK_LABELS[kind] ?? kind });
     }
     if (event?.status && event.status !== "ok") {
-      marks.push({ index: i, kind: "strike", label: `seat ${event.seat}: ${event.status.replaceAll("_", " ")}` });
+      marks.push({
+        index: i,
+        kind: "strike",
+        label: `seat ${event.seat}: ${event.status.replaceAll("_", " ")}`,
+      });
     }
   }
   return marks;

@@ -78,7 +78,8 @@ export class Player {
   #allowedSeats() {
     const seats = [null];
     if (!this.options.source.live) for (let s = 0; s < this.players; s += 1) seats.push(s);
-    else if (this.options.viewerSeat !== null && this.options.viewerSeat !== undefined) seats.push(this.options.viewerSeat);
+    else if (this.options.viewerSeat !== null && this.options.viewerSeat !== undefined)
+      seats.push(this.options.viewerSeat);
     return seats;
   }
 
@@ -109,17 +110,38 @@ export class Player {
     if (this.replay.game?.variant) title.append(el("span", "variant", this.replay.game.variant));
     if (this.options.source.live) title.append(el("span", "live-badge", "live"));
     const tools = el("div", "rv-tools");
-    this.perspective = buildPerspective(this.names, this.#allowedSeats(), (seat) => this.setSeat(seat));
+    this.perspective = buildPerspective(this.names, this.#allowedSeats(), (seat) =>
+      this.setSeat(seat),
+    );
     tools.append(this.perspective);
     if (this.replay.seed !== undefined && this.replay.seed !== null) {
-      tools.append(this.#button(`seed ${this.replay.seed}`, "seed", () => this.copy(String(this.replay.seed), "Seed copied"), "Copy the seed"));
+      tools.append(
+        this.#button(
+          `seed ${this.replay.seed}`,
+          "seed",
+          () => this.copy(String(this.replay.seed), "Seed copied"),
+          "Copy the seed",
+        ),
+      );
     }
     tools.append(
-      this.#button("Copy link", "copy-link", () => this.copy(this.stepUrl(), "Link to this step copied"), "Copy a link to this step"),
+      this.#button(
+        "Copy link",
+        "copy-link",
+        () => this.copy(this.stepUrl(), "Link to this step copied"),
+        "Copy a link to this step",
+      ),
       this.#button("Download JSON", "download", () => this.download(), "Download the replay file"),
     );
     if (!this.options.standalone && !this.options.source.live) {
-      tools.append(this.#button("Export HTML", "export", () => this.exportHtml(), "Save a page that plays this replay offline"));
+      tools.append(
+        this.#button(
+          "Export HTML",
+          "export",
+          () => this.exportHtml(),
+          "Save a page that plays this replay offline",
+        ),
+      );
     }
     tools.append(this.#button("?", "help", () => this.toggleHelp(), "Keyboard shortcuts"));
     this.head.replaceChildren(title, tools);
@@ -153,7 +175,13 @@ export class Player {
   }
 
   #context() {
-    return { table: this.table, players: this.players, names: this.names, seat: this.state.seat, describe: this.adapter.describe };
+    return {
+      table: this.table,
+      players: this.players,
+      names: this.names,
+      seat: this.state.seat,
+      describe: this.adapter.describe,
+    };
   }
 
   /** What each seat last did in the deal on at the current step, for the notes by its hand. */
@@ -165,7 +193,8 @@ export class Player {
     for (let i = this.state.step; i > 0; i -= 1) {
       const event = this.frames[i].event;
       if (!event || event.deal !== deal) break;
-      if (event.seat < this.players && !notes[event.seat]) notes[event.seat] = stepText(this.frames, i, this.adapter);
+      if (event.seat < this.players && !notes[event.seat])
+        notes[event.seat] = stepText(this.frames, i, this.adapter);
       if (notes.every(Boolean)) break;
     }
     return notes;
@@ -173,7 +202,10 @@ export class Player {
 
   /** Show frame ``step`` (clamped to the replay). */
   go(step, animate = true) {
-    const target = Math.min(Math.max(0, Number.isFinite(step) ? Math.round(step) : this.last), this.last);
+    const target = Math.min(
+      Math.max(0, Number.isFinite(step) ? Math.round(step) : this.last),
+      this.last,
+    );
     const jump = Math.abs(target - this.state.step);
     this.state.step = target;
     this.render(animate && jump <= 2);
@@ -186,14 +218,27 @@ export class Player {
     if (!frame) return;
     const bottom = this.state.seat ?? this.options.viewerSeat ?? 0;
     if (this.table.bottom !== bottom) this.table.layout(bottom);
-    const duration = animate ? Math.min(this.table.duration, (0.6 * BASE_DELAY_MS) / this.state.speed) : 0;
-    this.table.transition(() => this.adapter.render(frame.view, { ...this.#context(), frame, event: frame.event, notes: this.#notes() }), duration);
+    const duration = animate
+      ? Math.min(this.table.duration, (0.6 * BASE_DELAY_MS) / this.state.speed)
+      : 0;
+    this.table.transition(
+      () =>
+        this.adapter.render(frame.view, {
+          ...this.#context(),
+          frame,
+          event: frame.event,
+          notes: this.#notes(),
+        }),
+      duration,
+    );
     this.table.setBanner(this.#bannerText(frame));
     this.root.dataset.step = String(this.state.step);
     this.root.dataset.seat = this.state.seat === null ? "" : String(this.state.seat);
     this.controls.update(this.state, this.last);
     this.log.show(this.state.step);
-    this.detail.replaceChildren(stepDetails(this.frames, this.state.step, this.names, this.adapter));
+    this.detail.replaceChildren(
+      stepDetails(this.frames, this.state.step, this.names, this.adapter),
+    );
     this.perspective.value = this.state.seat === null ? "" : String(this.state.seat);
     this.#writeUrl();
   }
@@ -209,7 +254,9 @@ export class Player {
   #resultText() {
     const result = this.replay.result;
     if (!result?.ranking) return "Match over";
-    const order = result.ranking.map((place, seat) => ({ place, seat })).sort((a, b) => a.place - b.place);
+    const order = result.ranking
+      .map((place, seat) => ({ place, seat }))
+      .sort((a, b) => a.place - b.place);
     const parts = order.map(({ place, seat }) => {
       const score = result.scores?.[seat];
       return `${place}. ${this.names[seat]}${score !== undefined ? ` (${Number(score.toFixed(2))})` : ""}`;

@@ -161,10 +161,10 @@ export class Table {
       const dx = old.left - now.left;
       const dy = old.top - now.top;
       if (Math.abs(dx) < 1 && Math.abs(dy) < 1) continue;
-      node.animate(
-        [{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }],
-        { duration, easing: "cubic-bezier(.2,.7,.3,1)" },
-      );
+      node.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "none" }], {
+        duration,
+        easing: "cubic-bezier(.2,.7,.3,1)",
+      });
     }
   }
 
@@ -254,7 +254,11 @@ export class Table {
 
   /** Trick cards laid towards the seats that played them. */
   showTrick(box, plays, keyPrefix = "") {
-    const items = plays.map(({ seat, card, className = "" }) => ({ key: keyPrefix + card, card, className }));
+    const items = plays.map(({ seat, card, className = "" }) => ({
+      key: keyPrefix + card,
+      card,
+      className,
+    }));
     const nodes = this.showCards(box, items);
     nodes.forEach((node, i) => {
       const spot = this.seats[plays[i].seat].spot;

@@ -46,7 +46,8 @@ export function describe(action) {
   if (action.card) parts.push(cardLabel(action.card));
   if (Array.isArray(action.cards)) parts.push(action.cards.map(cardLabel).join(" "));
   if (action.suit) parts.push(suitSymbol(action.suit));
-  if (action.count !== undefined) parts.push(`${action.count} card${action.count === 1 ? "" : "s"}`);
+  if (action.count !== undefined)
+    parts.push(`${action.count} card${action.count === 1 ? "" : "s"}`);
   if (action.amount !== undefined) parts.push(String(action.amount));
   return parts.join(" ");
 }

@@ -10,7 +10,10 @@ export default {
     drawTurn(table, view);
     for (let seat = 0; seat < players; seat += 1) {
       const score = view.scores?.[seat];
-      table.setBadges(seat, score === undefined ? [] : [{ text: `${num(score)} pts`, className: "score" }]);
+      table.setBadges(
+        seat,
+        score === undefined ? [] : [{ text: `${num(score)} pts`, className: "score" }],
+      );
     }
     table.setInfo(dealRows(view, names));
   },

@@ -8,7 +8,8 @@ function badges(view) {
   return (seat) => {
     const list = trickBadges(view, seat);
     const points = view.card_points?.[seat];
-    if (points !== undefined) list.splice(1, 0, { text: `${points} in tricks`, title: "card points this deal" });
+    if (points !== undefined)
+      list.splice(1, 0, { text: `${points} in tricks`, title: "card points this deal" });
     return list;
   };
 }

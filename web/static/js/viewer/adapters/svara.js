@@ -11,7 +11,8 @@ function shown(view) {
   const cards = {};
   for (const event of view.history ?? []) {
     if (event.type !== "showdown") continue;
-    for (const hand of event.hands ?? []) cards[hand.seat] = { cards: hand.cards, value: hand.value };
+    for (const hand of event.hands ?? [])
+      cards[hand.seat] = { cards: hand.cards, value: hand.value };
   }
   return cards;
 }
@@ -19,7 +20,9 @@ function shown(view) {
 function handsOf(view, players) {
   const hands = visibleHands(view, players);
   const turned = shown(view);
-  return hands.map((cards, seat) => (turned[seat] && cards.every((c) => c === null) ? turned[seat].cards : cards));
+  return hands.map((cards, seat) =>
+    turned[seat] && cards.every((c) => c === null) ? turned[seat].cards : cards,
+  );
 }
 
 function valueOf(view, seat) {
@@ -31,10 +34,13 @@ function valueOf(view, seat) {
 function badges(view, seat) {
   const player = view.players?.[seat] ?? {};
   const list = [];
-  if (player.status) list.push({ text: player.status, className: STATUS_CLASS[player.status] ?? "" });
-  if (player.contribution) list.push({ text: `in pot ${player.contribution}`, title: "chips put into this pot" });
+  if (player.status)
+    list.push({ text: player.status, className: STATUS_CLASS[player.status] ?? "" });
+  if (player.contribution)
+    list.push({ text: `in pot ${player.contribution}`, title: "chips put into this pot" });
   const value = valueOf(view, seat);
-  if (value !== null && value !== undefined) list.push({ text: `hand ${value}`, className: "tricks" });
+  if (value !== null && value !== undefined)
+    list.push({ text: `hand ${value}`, className: "tricks" });
   list.push({ text: `${num(view.balances?.[seat] ?? 0)} chips`, className: "score" });
   return list;
 }
@@ -63,7 +69,9 @@ export default {
     const { table, players, names } = ctx;
     drawHands(table, handsOf(view, players));
     drawPot(table, view);
-    const out = (view.players ?? []).flatMap((p) => (["folded", "out"].includes(p.status) ? [p.seat] : []));
+    const out = (view.players ?? []).flatMap((p) =>
+      ["folded", "out"].includes(p.status) ? [p.seat] : [],
+    );
     drawTurn(table, view, out);
     for (let seat = 0; seat < players; seat += 1) {
       table.setBadges(seat, badges(view, seat));
@@ -74,7 +82,8 @@ export default {
     if (view.svara) rows.push(["Svaras", String(view.svara)]);
     const summary = dealSummary(view, names);
     if (summary) rows.push(["Last deal", summary.replace("Last deal: ", "")]);
-    if (view.limits) rows.push(["Limits", `ante ${view.limits.ante}, max ${view.limits.max_stake}`]);
+    if (view.limits)
+      rows.push(["Limits", `ante ${view.limits.ante}, max ${view.limits.max_stake}`]);
     table.setInfo(rows);
   },
   boundary(before, view) {

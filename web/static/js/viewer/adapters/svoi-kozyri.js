@@ -7,7 +7,8 @@ function badges(view) {
   return (seat) => {
     const list = [trumpBadge(view.trumps?.[seat])];
     const fools = view.fools?.[seat] ?? 0;
-    if (fools) list.push({ text: `fool ×${num(fools)}`, className: "penalty", title: "fool points" });
+    if (fools)
+      list.push({ text: `fool ×${num(fools)}`, className: "penalty", title: "fool points" });
     if (view.active && !view.active[seat]) list.push({ text: "out", className: "done" });
     return list;
   };
