@@ -116,6 +116,12 @@ def test_the_scrubber_and_the_log_move_the_player(page: Any, site: FixtureSite) 
     )
     wait_step(page, 40)
     assert page.url.endswith("#40")
+    page.locator(".rv-range").focus()
+    page.keyboard.press("ArrowRight")  # the scrubber's own key: one step, not two
+    wait_step(page, 41)
+    page.keyboard.press("?")
+    assert page.is_visible(".rv-help"), "after the scrubber, keys reach the player again"
+    page.keyboard.press("Escape")
     page.click('.rv-log li[data-step="7"]')
     wait_step(page, 7)
     assert "play" in page.inner_text(".rv-detail")
@@ -321,3 +327,14 @@ def test_frames_without_history_still_play(page: Any, site: FixtureSite) -> None
     page.wait_for_selector(f'{ROOT_SEL}[data-seat="0"]')
     assert page.inner_text('.rv-log li[data-step="2"] .what') == "moves (hidden)"
     assert hidden_cards(page, 1) > 0
+
+
+def test_cards_glide_unless_the_reader_asks_for_less_motion(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/svoi-kozyri#3")
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate("document.getAnimations().length") > 0
+    page.emulate_media(reduced_motion="reduce")
+    page.wait_for_timeout(400)
+    page.keyboard.press("ArrowRight")
+    wait_step(page, 5)
+    assert page.evaluate("document.getAnimations().length") == 0

@@ -43,6 +43,7 @@ export function buildControls(player) {
     player.pause();
     player.go(wanted, false);
   });
+  range.addEventListener("change", () => range.blur()); // hand the keys back to the player
   const markers = el("div", "rv-marks");
   track.append(range, markers);
   const counter = el("span", "rv-counter", "0 / 0");

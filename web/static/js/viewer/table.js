@@ -71,6 +71,10 @@ function spotClass(spot) {
   return spot.x < 50 ? "at-left" : "at-right";
 }
 
+function prefersStillness() {
+  return window.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
+}
+
 /** The card table of one match: seat panels, a centre with named zones, and an info box. */
 export class Table {
   constructor(container, players, names) {
@@ -145,7 +149,7 @@ export class Table {
         this.cards.delete(key);
       }
     }
-    if (duration > 0) this.#glide(before, duration);
+    if (duration > 0 && !prefersStillness()) this.#glide(before, duration);
   }
 
   #glide(before, duration) {
