@@ -31,7 +31,7 @@ from web.services import bots, ladders, matches, users
 from web.services.queue import send_match
 from web.storage import get_storage
 
-pytestmark = pytest.mark.services
+pytestmark = [pytest.mark.services, pytest.mark.slow]
 
 
 def match_row(match_id: int) -> Match:

@@ -1,0 +1,64 @@
+"""The bot lifecycle on real PostgreSQL: refused uploads, failed self-tests, new versions."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from tests.web.conftest import SAMPLES, require_bwrap, sample_version
+from web.extensions import db
+from web.models import BotVersion, Rating, VersionStatus
+from web.services import bots, ladders, users
+
+pytestmark = pytest.mark.services
+
+
+def test_a_refused_archive_becomes_a_rejected_version_with_the_reason(
+    pg_app: Flask, shared_tmp: Path
+) -> None:
+    owner = users.create_user("mallory")
+    db.session.commit()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("bot.toml", "x")
+        archive.writestr("../../escaped.py", "x")
+    version = bots.submit(owner, "sneaky", bots.Upload(data=buffer.getvalue()))
+    assert version.status == VersionStatus.REJECTED
+    assert "'..'" in version.error and "outside" in version.error
+    assert not list(shared_tmp.rglob("escaped.py"))
+    assert not (Path(pg_app.config["STORAGE_DIR"]) / "bots" / str(version.id)).exists()
+
+
+def test_a_bot_that_never_answers_fails_the_self_test_with_a_log(pg_app: Flask) -> None:
+    require_bwrap()
+    owner = users.create_user("bob")
+    db.session.commit()
+    pg_app.config["SELFTEST_TIMEOUT"] = 1.0
+    folder = SAMPLES / "broken" / "never-answers"
+    version = bots.submit(owner, "silent", bots.Upload(data=bots.pack_folder(folder)))
+    assert str(bots.prepare(version.id)) == "rejected"
+    assert "self-test failed" in version.error
+    assert "no answer (timeout)" in version.validation_log
+
+
+def test_a_new_version_keeps_mu_and_widens_sigma(pg_app: Flask) -> None:
+    require_bwrap()
+    first = sample_version("python/challenge-greedy")
+    ladder = ladders.default_ladder("challenge")
+    rating = db.session.scalar(select(Rating).where(Rating.bot_id == first.bot_id))
+    rating.mu, rating.sigma = 31.0, 1.5  # as if after many games
+    db.session.commit()
+    second = sample_version("python/challenge-greedy")
+    db.session.expire_all()
+    rating = db.session.scalar(
+        select(Rating).where(Rating.bot_id == first.bot_id, Rating.ladder_id == ladder.id)
+    )
+    assert second.number == 2
+    assert (rating.mu, rating.sigma) == (31.0, pytest.approx(25 / 6))
+    statuses = db.session.scalars(select(BotVersion.status).order_by(BotVersion.number)).all()
+    assert statuses == [VersionStatus.RETIRED, VersionStatus.ACTIVE]
