@@ -123,7 +123,6 @@ class Connection:
         self.stdout_open = True
         self.stderr_open = True
         self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
-        self._poll_size = 0
         for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
             _set_nonblocking(fd)
 
@@ -182,26 +181,39 @@ class Connection:
             return ReadEvent.LINE
         if not self.stdout_open:
             return ReadEvent.EOF
+        if self.outbox and not self.gone:
+            return self._read_while_writing(deadline, others)
+        # On the match's one core the bot usually runs as soon as its request is written, so
+        # its answer is often there already: one read then saves a poll over every pipe.
+        event = self._read_stdout()
+        if event is not None:
+            return event
+        poller, owners = self._poller(others)
+        return self._wait_line(deadline, poller, owners)
+
+    def _read_while_writing(self, deadline: float | None, others: list[Connection]) -> ReadEvent:
+        """``read_line`` while output waits in ``outbox``: write the rest as the bot reads."""
         poller, owners = self._poller(others)
         stdin_fd = self.process.stdin_fd
-        if self.outbox and not self.gone:  # write the rest of our messages as the bot reads
-            poller.register(stdin_fd, select.POLLOUT)
-            owners[stdin_fd] = self
+        poller.register(stdin_fd, select.POLLOUT)
+        owners[stdin_fd] = self
         try:
             return self._wait_line(deadline, poller, owners)
         finally:
             if owners.pop(stdin_fd, None) is not None:
                 poller.unregister(stdin_fd)
-            if len(owners) != self._poll_size:  # a pipe closed: build a new poller next time
-                self._poll_cache = None
 
     def _wait_line(
         self, deadline: float | None, poller: select.poll, owners: dict[int, Connection]
     ) -> ReadEvent:
+        stdout_fd = self.process.stdout_fd
         while True:
             timeout = _ms_until(deadline)
             for fd, _ in poller.poll(timeout):
-                event = self._on_readable(fd, owners, poller)
+                if fd == stdout_fd:
+                    event = self._read_stdout()
+                else:
+                    event = self._on_readable(fd, owners, poller)
                 if event is not None:
                     return event
             if deadline is not None and time.perf_counter() >= deadline:
@@ -226,28 +238,25 @@ class Connection:
                 poller.register(conn.process.stderr_fd, select.POLLIN)
                 owners[conn.process.stderr_fd] = conn
         self._poll_cache = (others, poller, owners)
-        self._poll_size = len(owners)
         return poller, owners
 
     def _on_readable(
         self, fd: int, owners: dict[int, Connection], poller: select.poll
     ) -> ReadEvent | None:
-        owner = owners[fd]
+        """A stderr to drain or, while writing, room in this bot's stdin."""
         if fd == self.process.stdin_fd:
             if not self.flush() or not self.outbox:
                 poller.unregister(fd)
                 del owners[fd]
-            return None
-        if fd == owner.process.stderr_fd:
-            if not owner.drain_stderr():
-                poller.unregister(fd)
-                del owners[fd]
-            return None
-        event = self._read_stdout()
-        if event is ReadEvent.EOF:
-            poller.unregister(fd)
-            del owners[fd]
-        return event
+        elif not owners[fd].drain_stderr():
+            self._forget(fd, owners, poller)
+        return None
+
+    def _forget(self, fd: int, owners: dict[int, Connection], poller: select.poll) -> None:
+        """Stop polling a closed pipe; the cached poller no longer fits the table."""
+        poller.unregister(fd)
+        del owners[fd]
+        self._poll_cache = None
 
     def _read_stdout(self) -> ReadEvent | None:
         try:
@@ -258,6 +267,7 @@ class Connection:
             data = b""
         if not data:
             self.stdout_open = False
+            self._poll_cache = None  # the poller watches a closed pipe
             return ReadEvent.EOF
         try:
             for line in self.reader.feed(data):
