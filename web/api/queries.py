@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Select, and_, func, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select, true
 from sqlalchemy.orm import joinedload, selectinload
 
 from web.extensions import db
@@ -116,7 +116,7 @@ class Standing:
         }
 
 
-SORTS = {
+SORTS: dict[str, Any] = {
     "score": (Rating.mu - 3 * Rating.sigma).desc(),
     "mu": Rating.mu.desc(),
     "sigma": Rating.sigma.asc(),
@@ -282,7 +282,7 @@ def match_query(flt: MatchFilter) -> Select[Any]:
         selectinload(Match.seats).joinedload(MatchSeat.bot).joinedload(Bot.owner),
         selectinload(Match.seats).joinedload(MatchSeat.version),
     )
-    conds = []
+    conds: list[ColumnElement[bool]] = []
     if flt.game:
         conds.append(Match.ladder_id.in_(select(Ladder.id).where(Ladder.game == flt.game)))
     if flt.bot_id is not None:
@@ -352,7 +352,7 @@ def bot(bot_id: int) -> Bot | None:
 
 
 def bot_ratings(bot_id: int) -> list[tuple[Rating, Ladder]]:
-    return list(  # type: ignore[arg-type]
+    return list(
         db.session.execute(
             select(Rating, Ladder)
             .join(Ladder, Ladder.id == Rating.ladder_id)

@@ -11,7 +11,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 
 from web import charts
 from web.api import error_payload, wants_json
-from web.api.queries import iso, score
+from web.api.queries import score
 
 
 def register(app: Flask) -> None:
@@ -53,7 +53,8 @@ def page_url(**changes: Any) -> str:
     if "sort" in changes:
         args.pop("page", None)
     args.update({k: v for k, v in changes.items() if v is not None})
-    return url_for(request.endpoint or "home.index", **(request.view_args or {}), **args)
+    values: dict[str, Any] = {**(request.view_args or {}), **args}
+    return url_for(request.endpoint or "home.index", **values)
 
 
 def when(moment: Any) -> str:
@@ -105,6 +106,3 @@ def security_headers(response: Any) -> Any:
         "script-src 'self'; object-src 'none'; frame-ancestors 'none'",
     )
     return response
-
-
-__all__ = ["iso", "register"]

@@ -21,7 +21,7 @@ from web.api import queries
 from web.api.uploads import accept
 from web.extensions import db, limiter
 from web.forms import ActionForm, UploadForm
-from web.models import Bot, BotStatus, BotVersion
+from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
 from web.services.uploads import UploadError
 from web.storage import get_storage
@@ -59,9 +59,10 @@ def bot(bot_id: int) -> ResponseReturnValue:
     )
 
 
-def _chosen_ladder(ratings: list[tuple[object, object]], slug: str | None) -> object:
+def _chosen_ladder(ratings: list[tuple[Rating, Ladder]], slug: str | None) -> Ladder | None:
+    """The ladder named ``slug`` among the bot's, else its first one (None if it has none)."""
     for _rating, ladder in ratings:
-        if slug is None or getattr(ladder, "slug", None) == slug:
+        if slug is None or ladder.slug == slug:
             return ladder
     return ratings[0][1] if ratings else None
 
