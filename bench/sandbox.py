@@ -1,14 +1,17 @@
 """Sandbox overhead: bot start time and per-move round trip, plain vs bubblewrap vs Docker.
 
 Start time is from ``spawn`` to the bot's first line on stdout (a Python bot that prints at
-once), so it includes the interpreter's own start. The per-move figure is one JSON line (about
-230 bytes) to the bot and its echo back, over the raw file descriptors the runner uses. The
-referee and the bots share one core, as in a real match. Medians; runs are interleaved so that a
-noisy machine affects every backend alike. Docker is measured only if an engine is reachable.
+once), so it includes the interpreter's own start. Start CPU is the CPU time that start and the
+bot's end cost: the referee's own (in ``spawn``) plus what the bot's process tree used, as its
+``Usage`` reports it; unlike wall time it hardly depends on how busy the machine is. The
+per-move figure is one JSON line (about 230 bytes) to the bot and its echo back, over the raw
+file descriptors the runner uses. The referee and the bots share one core, as in a real match.
+Medians; runs are interleaved so that a noisy machine affects every backend alike. Docker is
+measured only if an engine is reachable.
 
     .venv/bin/python bench/sandbox.py [--starts 30] [--moves 3000] [--docker-starts 10]
 
-The last line is ``ratio=<bwrap start / plain start>``.
+The last line is ``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>``.
 """
 
 from __future__ import annotations
@@ -55,14 +58,15 @@ def read_line(process: BotProcess) -> bytes:
     return data
 
 
-def start_ms(box: Sandbox, folder: Path, cpu: int) -> float:
-    """Milliseconds from spawn to the bot's first line."""
-    began = time.perf_counter()
+def start_ms(box: Sandbox, folder: Path, cpu: int) -> tuple[float, float]:
+    """Milliseconds from spawn to the bot's first line, and CPU milliseconds of the start."""
+    began, began_cpu = time.perf_counter(), time.thread_time()
     process = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu)
+    spawn_cpu = time.thread_time() - began_cpu
     read_line(process)
     elapsed = (time.perf_counter() - began) * 1000
     process.close()
-    return elapsed
+    return elapsed, (spawn_cpu + process.usage().cpu_seconds) * 1000
 
 
 def move_us(box: Sandbox, folder: Path, cpu: int, moves: int) -> float:
@@ -95,16 +99,26 @@ def backends() -> dict[str, Callable[[], Sandbox]]:
     return found
 
 
-def measure(args: argparse.Namespace, folder: Path, cpu: int) -> dict[str, tuple[float, float]]:
+def measure(
+    args: argparse.Namespace, folder: Path, cpu: int
+) -> dict[str, tuple[float, float, float]]:
+    """Per backend: median start ms, median start CPU ms, median move µs."""
     boxes = {name: make() for name, make in backends().items()}
-    starts: dict[str, list[float]] = {name: [] for name in boxes}
+    starts: dict[str, list[tuple[float, float]]] = {name: [] for name in boxes}
     for round_ in range(args.starts):
         for name, box in boxes.items():
             if name == "docker" and round_ >= args.docker_starts:
                 continue
             starts[name].append(start_ms(box, folder, cpu))
     moves = {name: move_us(box, folder, cpu, args.moves) for name, box in boxes.items()}
-    return {name: (statistics.median(starts[name]), moves[name]) for name in boxes}
+    return {
+        name: (
+            statistics.median(wall for wall, _ in starts[name]),
+            statistics.median(cpu_ms for _, cpu_ms in starts[name]),
+            moves[name],
+        )
+        for name in boxes
+    }
 
 
 def main() -> int:
@@ -125,15 +139,19 @@ def main() -> int:
     finally:
         os.sched_setaffinity(0, before)
         shutil.rmtree(folder, ignore_errors=True)
-    plain_start, plain_move = results["plain"]
-    print(f"{'backend':<18} {'start ms':>9} {'x plain':>8} {'move us':>9} {'x plain':>8}")
-    for name, (start, move) in results.items():
+    plain_start, plain_cpu, plain_move = results["plain"]
+    print(
+        f"{'backend':<18} {'start ms':>9} {'x plain':>8} {'cpu ms':>8} {'x plain':>8} "
+        f"{'move us':>9} {'x plain':>8}"
+    )
+    for name, (start, cpu_ms, move) in results.items():
         print(
-            f"{name:<18} {start:9.1f} {start / plain_start:8.2f} {move:9.1f} "
-            f"{move / plain_move:8.2f}"
+            f"{name:<18} {start:9.1f} {start / plain_start:8.2f} {cpu_ms:8.1f} "
+            f"{cpu_ms / plain_cpu:8.2f} {move:9.1f} {move / plain_move:8.2f}"
         )
     if "bwrap" in results:
-        print(f"ratio={results['bwrap'][0] / plain_start:.2f}")
+        bwrap_start, bwrap_cpu, _ = results["bwrap"]
+        print(f"ratio={bwrap_start / plain_start:.2f} cpu_ratio={bwrap_cpu / plain_cpu:.2f}")
     return 0
 
 

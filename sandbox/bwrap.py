@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import itertools
 import os
 import resource
 import select
@@ -40,7 +39,7 @@ from sandbox.base import (
     Usage,
     kit_env,
 )
-from sandbox.cgroups import Cgroup, CgroupLimits
+from sandbox.cgroups import Cgroup, CgroupLimits, sweep_stale
 from sandbox.seccomp import filter_program
 
 UID_BASE = 20000
@@ -59,8 +58,6 @@ MISSING = (
     "bubblewrap not found: apt-get install bubblewrap, "
     "or pass --sandbox none to run only your own bots without isolation"
 )
-
-_names = itertools.count()
 
 
 def bwrap_path() -> str | None:
@@ -381,6 +378,8 @@ class BwrapSandbox(Sandbox):
         self.exe = exe
         self.use_seccomp = seccomp
         self.use_cgroups = cgroups
+        if cgroups:
+            _sweep_once()
 
     @classmethod
     def available(cls) -> str | None:
@@ -397,8 +396,11 @@ class BwrapSandbox(Sandbox):
         if not self.use_cgroups:
             return None
         wanted = CgroupLimits(limits.memory_mb << 20, limits.processes, CPU_SHARE)
-        group = Cgroup(f"{os.getpid()}-{next(_names)}-slot{slot}", wanted)
-        return group if group.dirs else None
+        group = Cgroup.for_slot(slot, wanted)
+        if not group.dirs:
+            group.remove()  # gives a lease back, if one was taken
+            return None
+        return group
 
     def spawn(
         self,
@@ -484,6 +486,12 @@ def _program_fd(program: bytes) -> int:
     finally:
         os.close(write_fd)
     return read_fd
+
+
+@functools.cache
+def _sweep_once() -> None:
+    """Delete, once per referee process, the groups that referees which died left behind."""
+    sweep_stale()
 
 
 @functools.cache

@@ -9,6 +9,8 @@ holds. The bot joins its groups itself, from ``preexec_fn``, before it drops roo
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import itertools
 import os
 import signal
 import time
@@ -19,6 +21,11 @@ ROOT_NAME = "kozyri-arena"
 """The directory, in every hierarchy, that holds the per-bot groups."""
 
 CPU_PERIOD_US = 100_000
+
+_names = itertools.count()
+
+Writes = list[tuple[str, str]]
+"""Files of a group and the values to write to them, in order."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,14 @@ class CgroupLimits:
 class Cgroup:
     """One bot's groups across the hierarchies (possibly none)."""
 
-    def __init__(self, name: str, limits: CgroupLimits, found: Hierarchies | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        limits: CgroupLimits,
+        found: Hierarchies | None = None,
+        *,
+        lease: int | None = None,
+    ) -> None:
         self.name = name
         self.found = found if found is not None else find_hierarchies()
         self.dirs: list[Path] = []
@@ -80,48 +94,80 @@ class Cgroup:
         self.pids: Path | None = None
         self.cpu: Path | None = None
         self.unified: Path | None = None
+        self._lease = lease
+        self._oom_kills_before = 0
         self._setup(limits)
         self._attach_files = [self._attach_file(d) for d in self.dirs]
+        if lease is not None:
+            self._clear()
+
+    @classmethod
+    def for_slot(cls, slot: int, limits: CgroupLimits, found: Hierarchies | None = None) -> Cgroup:
+        """The groups of ``slot``: lasting ones, reused from bot to bot, when this process can
+        hold the slot's lease (a lock on its memory group); else a fresh set of its own.
+
+        Making and deleting a memory group costs about 1 ms of CPU per bot. The lease keeps two
+        bots from ever sharing a group (closing one would kill the other): the same slot in
+        use twice, in this process or another, gets a fresh set for the second bot.
+        """
+        found = found if found is not None else find_hierarchies()
+        name = f"slot{slot}"
+        lease = _lease(found, name)
+        if lease is None:
+            return cls(f"{os.getpid()}-{next(_names)}-{name}", limits, found)
+        return cls(name, limits, found, lease=lease)
+
+    def _clear(self) -> None:
+        """Make a reused group look new: nothing left in it, its counters at zero."""
+        self.kill_all()
+        if self.memory is not None and "memory" in self.found.v1:
+            for counter in ("memory.failcnt", "memory.max_usage_in_bytes"):
+                with contextlib.suppress(OSError):
+                    (self.memory / counter).write_text("0")
+            # The kill count cannot be reset: remember where it stood.
+            self._oom_kills_before = _keyed(self.memory / "memory.oom_control").get("oom_kill", 0)
 
     # -- setup -------------------------------------------------------------------------------
     def _setup(self, limits: CgroupLimits) -> None:
         if limits.memory_bytes is not None:
             self.memory = self._controller("memory", self._memory_writes(limits.memory_bytes))
         if limits.pids is not None:
-            self.pids = self._controller("pids", {"pids.max": str(limits.pids)})
+            self.pids = self._controller("pids", [("pids.max", str(limits.pids))])
         if limits.cpus is not None:
             self.cpu = self._controller("cpu", self._cpu_writes(limits.cpus))
         # Every extra hierarchy costs an attach at each start (several ms on a busy host), so
         # a bare v2 tree is joined only when nothing else can list (and kill) the bot's tree.
         if not self.dirs and self.found.v2 is not None:
-            self._v2_group({})
+            self._v2_group([])
 
-    def _memory_writes(self, limit: int) -> dict[str, str]:
+    def _memory_writes(self, limit: int) -> Writes:
         if "memory" in self.found.v1:
-            # memsw must follow the plain limit (it may never be below it); absent without swap.
-            return {"memory.limit_in_bytes": str(limit), "memory.memsw.limit_in_bytes": str(limit)}
-        return {"memory.max": str(limit), "memory.swap.max": "0"}
+            # memsw may never be below the plain limit, whatever a reused group held before:
+            # lift it, set the limit, then bring it down to the limit (absent without swap).
+            memsw = "memory.memsw.limit_in_bytes"
+            return [(memsw, "-1"), ("memory.limit_in_bytes", str(limit)), (memsw, str(limit))]
+        return [("memory.max", str(limit)), ("memory.swap.max", "0")]
 
-    def _cpu_writes(self, cpus: float) -> dict[str, str]:
+    def _cpu_writes(self, cpus: float) -> Writes:
         quota = max(1000, int(cpus * CPU_PERIOD_US))
         if "cpu" in self.found.v1:
-            return {"cpu.cfs_period_us": str(CPU_PERIOD_US), "cpu.cfs_quota_us": str(quota)}
-        return {"cpu.max": f"{quota} {CPU_PERIOD_US}"}
+            return [("cpu.cfs_period_us", str(CPU_PERIOD_US)), ("cpu.cfs_quota_us", str(quota))]
+        return [("cpu.max", f"{quota} {CPU_PERIOD_US}")]
 
-    def _controller(self, controller: str, writes: dict[str, str]) -> Path | None:
+    def _controller(self, controller: str, writes: Writes) -> Path | None:
         if controller in self.found.v1:
             return self._v1_group(controller, writes)
         if controller in self.found.v2_controllers:
             return self._v2_group(writes, controller)
         return None
 
-    def _v1_group(self, controller: str, writes: dict[str, str]) -> Path | None:
+    def _v1_group(self, controller: str, writes: Writes) -> Path | None:
         mount = self.found.v1.get(controller)
         if mount is None:
             return None
         return self._make(mount / ROOT_NAME / self.name, writes)
 
-    def _v2_group(self, writes: dict[str, str], controller: str | None = None) -> Path | None:
+    def _v2_group(self, writes: Writes, controller: str | None = None) -> Path | None:
         assert self.found.v2 is not None
         parent = self.found.v2 / ROOT_NAME
         if controller is not None and not _enable_v2(self.found.v2, parent, controller):
@@ -131,7 +177,7 @@ class Cgroup:
             self.unified = path
         return path
 
-    def _make(self, path: Path, writes: dict[str, str]) -> Path | None:
+    def _make(self, path: Path, writes: Writes) -> Path | None:
         """Create ``path`` and write its limits; None (and nothing left behind) if we cannot."""
         if path in self.dirs:
             return path if _write_all(path, writes) else None
@@ -202,7 +248,7 @@ class Cgroup:
             return False
         if "memory" in self.found.v1:
             oom = _keyed(self.memory / "memory.oom_control").get("oom_kill", 0)
-            return oom > 0 or _int(self.memory / "memory.failcnt") > 0
+            return oom > self._oom_kills_before or _int(self.memory / "memory.failcnt") > 0
         return _keyed(self.memory / "memory.events").get("oom_kill", 0) > 0
 
     def cpu_seconds(self) -> float | None:
@@ -220,16 +266,99 @@ class Cgroup:
         return value / (1 << 20) if value else None
 
     def remove(self) -> None:
-        """Kill what is left and delete the groups."""
-        if not self.dirs:
+        """Kill what is left, then delete the groups (or hand a slot's lasting ones back)."""
+        if self.dirs:
+            self.kill_all()
+        if self._lease is not None:
+            os.close(self._lease)  # the groups stay for the slot's next bot
+            self._lease = None
+            self.dirs.clear()
             return
-        self.kill_all()
         for d in reversed(self.dirs):
             for _ in range(40):
                 if _rmdir(d):
                     break
                 time.sleep(0.005)
         self.dirs.clear()
+
+
+def _lease(found: Hierarchies, name: str) -> int | None:
+    """A lock on the v1 memory group ``name`` (made if missing), or None if another holds it.
+
+    Only v1 groups are reused: there every counter a bot's end is judged by can be reset.
+    """
+    mount = found.v1.get("memory")
+    if mount is None:
+        return None
+    path = mount / ROOT_NAME / name
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    fd = _lock(path)
+    if fd is not None and os.stat(path).st_ino != os.fstat(fd).st_ino:
+        os.close(fd)  # swept away between our open and our lock: a new group is not ours
+        return None
+    return fd
+
+
+def _lock(path: Path) -> int | None:
+    """An fd holding an exclusive lock on the directory ``path``, or None if it is taken."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def sweep_stale(found: Hierarchies | None = None, root_name: str = ROOT_NAME) -> int:
+    """Delete empty groups nobody uses; return how many went.
+
+    Per-bot groups are named after their referee's pid (``<pid>-...``): those of pids that are
+    gone go. A slot's lasting groups (``slot<N>``) go when no referee holds their lease, so
+    they do not pile up over the slots tests and past matches used.
+    """
+    found = found if found is not None else find_hierarchies()
+    mounts = {*found.v1.values(), *([found.v2] if found.v2 else [])}
+    memory = found.v1.get("memory")
+    removed = 0
+    # The memory group carries a slot's lease, so it goes last.
+    for mount in sorted(mounts, key=lambda m: m == memory):
+        with contextlib.suppress(OSError):
+            for group in (mount / root_name).iterdir():
+                removed += group.is_dir() and _remove_unused(group, found, root_name)
+    return removed
+
+
+def _remove_unused(group: Path, found: Hierarchies, root_name: str) -> bool:
+    owner = group.name.partition("-")[0]
+    if owner.isdigit():
+        return not _alive(int(owner)) and _rmdir(group)
+    if not group.name.startswith("slot"):
+        return False
+    memory = found.v1.get("memory")
+    lease = _lock(memory / root_name / group.name) if memory is not None else None
+    if lease is None:
+        return False  # in use (or not ours to judge)
+    try:
+        return _rmdir(group)
+    finally:
+        os.close(lease)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _enable_v2(root: Path, parent: Path, controller: str) -> bool:
@@ -244,8 +373,8 @@ def _enable_v2(root: Path, parent: Path, controller: str) -> bool:
     return True
 
 
-def _write_all(path: Path, writes: dict[str, str]) -> bool:
-    for name, value in writes.items():
+def _write_all(path: Path, writes: Writes) -> bool:
+    for name, value in writes:
         target = path / name
         if not target.exists():
             if name.startswith(("memory.memsw", "memory.swap")):

@@ -40,7 +40,8 @@ from sandbox.base import (
     Usage,
     kit_env,
 )
-from sandbox.cgroups import find_hierarchies
+from sandbox.cgroups import find_hierarchies, sweep_stale
+from sandbox.docker_account import ROOT_NAME as ACCOUNT_ROOT
 from sandbox.docker_account import ContainerAccount
 
 DEFAULT_IMAGE = "kozyri-arena-runner"
@@ -335,6 +336,8 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"no Docker engine: {exc}") from exc
         self.accounts = _accounting_works(self.api)
         """True if each container gets a parent cgroup that measures its CPU time here."""
+        if self.accounts:
+            sweep_stale(root_name=ACCOUNT_ROOT)  # parents of containers of referees that died
 
     @classmethod
     def available(cls) -> str | None:

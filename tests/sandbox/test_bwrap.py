@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -128,22 +129,27 @@ def test_node_runs_with_kit_path(bwrap_sandbox: Sandbox, open_dir: Path) -> None
     assert out.startswith("/kit/js v")
 
 
-def test_cgroups_are_made_and_removed(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
+def test_a_slot_reuses_its_cgroups_emptied(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
     enforced = bwrap_sandbox.enforced(LIMITS)
     if not enforced["memory"]:
         pytest.skip("no writable memory cgroup here")
     slot = fresh_slot()
     (open_dir / "idle.py").write_text("import sys; sys.stdin.read()")
-    process = bwrap_sandbox.spawn(open_dir, ["python3", "idle.py"], LIMITS, slot=slot)
     memory_root = find_hierarchies().v1.get("memory")
-    groups = list((memory_root / ROOT_NAME).glob(f"*slot{slot}")) if memory_root else []
-    limit = int((groups[0] / "memory.limit_in_bytes").read_text()) if groups else None
-    process.close()
-    if memory_root is not None:
-        assert len(groups) == 1
-        assert limit == 256 << 20
-        assert not groups[0].exists()
-    assert process.usage().detail["enforced"]["processes"] is True
+    seen = []
+    for memory_mb in (256, 128):
+        limits = replace(LIMITS, memory_mb=memory_mb)
+        process = bwrap_sandbox.spawn(open_dir, ["python3", "idle.py"], limits, slot=slot)
+        groups = list((memory_root / ROOT_NAME).glob(f"*slot{slot}")) if memory_root else []
+        limit = int((groups[0] / "memory.limit_in_bytes").read_text()) if groups else None
+        process.close()
+        if memory_root is not None:
+            assert [g.name for g in groups] == [f"slot{slot}"]
+            assert limit == memory_mb << 20
+            assert (groups[0] / "cgroup.procs").read_text() == ""  # nothing of the bot is left
+            seen.append(groups[0])
+        assert process.usage().detail["enforced"]["processes"] is True
+    assert len(set(seen)) <= 1
 
 
 def test_interpreters_resolve_to_paths_inside_the_sandbox() -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.cgroups import Cgroup, CgroupLimits, find_hierarchies
+from sandbox.cgroups import ROOT_NAME, Cgroup, CgroupLimits, find_hierarchies, sweep_stale
+from tests.sandbox.driver import fresh_slot
 
 HYBRID = """\
 tmpfs /sys/fs/cgroup tmpfs rw,relatime,mode=755 0 0
@@ -72,3 +73,64 @@ def test_real_group_holds_and_kills_its_members() -> None:
         child.wait()
         group.remove()
     assert group.dirs == []
+
+
+def writable_memory_root() -> Path:
+    """The v1 memory hierarchy's root of our groups, or a skip."""
+    memory = find_hierarchies().v1.get("memory")
+    probe = Cgroup(f"{os.getpid()}-probe-w", CgroupLimits(64 << 20))
+    writable = probe.memory is not None
+    probe.remove()
+    if memory is None or not writable:
+        pytest.skip("no writable v1 memory cgroup here")
+    return memory / ROOT_NAME
+
+
+def oom_in(group: Cgroup) -> int:
+    """Run a Python memory hog in ``group``; its return code."""
+    hog = "b = []\nwhile True: b.append(bytearray(1 << 24))"
+    done = subprocess.run(["/usr/bin/python3", "-c", hog], preexec_fn=group.attach_self)
+    return done.returncode
+
+
+def test_a_slot_keeps_its_groups_and_one_bot_at_a_time_uses_them() -> None:
+    root = writable_memory_root()
+    slot = fresh_slot()
+    first = Cgroup.for_slot(slot, CgroupLimits(48 << 20, 8, 1.0))
+    second = Cgroup.for_slot(slot, CgroupLimits(48 << 20, 8, 1.0))  # the same slot, at once
+    try:
+        assert first.name == f"slot{slot}"
+        assert second.name != first.name and second.name.endswith(f"-slot{slot}")
+        assert oom_in(first) == -9 and first.oom_killed()
+    finally:
+        second.remove()
+        first.remove()
+    assert (root / first.name).is_dir() and not (root / second.name).exists()
+    again = Cgroup.for_slot(slot, CgroupLimits(96 << 20, 8, 1.0))  # a higher limit than before
+    try:
+        assert again.name == first.name
+        assert again.memory is not None
+        assert int((again.memory / "memory.limit_in_bytes").read_text()) == 96 << 20
+        assert not again.oom_killed(), "the last bot's OOM kill was charged to the next one"
+        assert (again.peak_memory_mb() or 0) < 8, "the last bot's peak was kept"
+        assert again.members() == set()
+    finally:
+        again.remove()
+    assert sweep_stale() >= 1
+    assert not (root / first.name).exists()
+
+
+def test_sweep_spares_groups_in_use() -> None:
+    root = writable_memory_root()
+    ended = subprocess.Popen(["true"])  # its pid names a referee that is gone
+    ended.wait()
+    stale = Cgroup(f"{ended.pid}-0-slot{fresh_slot()}", CgroupLimits(32 << 20))
+    live = Cgroup(f"{os.getpid()}-0-slot{fresh_slot()}", CgroupLimits(32 << 20))
+    leased = Cgroup.for_slot(fresh_slot(), CgroupLimits(32 << 20))
+    try:
+        sweep_stale()
+        assert not (root / stale.name).exists()
+        assert (root / live.name).is_dir() and (root / leased.name).is_dir()
+    finally:
+        for group in (stale, live, leased):
+            group.remove()
