@@ -206,7 +206,11 @@ def _resume_orphans() -> None:
 
 
 def _seed_demo() -> None:
-    """Register every sample bot to the house account ``demo`` (once) and activate it."""
+    """Register every sample bot to the house account ``demo`` (once) and activate it.
+
+    A game with fewer sample bots than its default table has seats gets numbered copies of
+    them (``svara-random-2``), so that every ladder has matches to play.
+    """
     from sqlalchemy import select
 
     from arena.bots import load_bot
@@ -218,14 +222,25 @@ def _seed_demo() -> None:
     db.session.commit()
     games = [g for g in os.environ.get("ARENA_DEMO_GAMES", "").split(",") if g] or None
     known = set(db.session.scalars(select(Bot.name).where(Bot.owner_id == owner.id)))
-    for folder in bots.sample_bot_folders(games):
-        if load_bot(folder).name in known:
-            continue
-        version = bots.register_folder(owner, folder, trusted=True)
-        status = bots.prepare(version.id)
-        log.info("sample bot %s: %s", version.bot.name, status)
-    ladders.ensure_default_ladders(games)
+    wanted: list[tuple[str, Path]] = []
+    for ladder in ladders.ensure_default_ladders(games):
+        folders = bots.sample_bot_folders([ladder.game])
+        for k in range(max(len(folders), ladder.players) if folders else 0):
+            folder = folders[k % len(folders)]
+            copy = k // len(folders)
+            wanted.append((load_bot(folder).name + (f"-{copy + 1}" if copy else ""), folder))
+    for name, folder in dict(wanted).items():
+        if name not in known:
+            _add_sample(owner, name, folder)
     db.session.commit()
+
+
+def _add_sample(owner: Any, name: str, folder: Path) -> None:
+    from web.services import bots
+
+    upload = bots.Upload(data=bots.pack_folder(folder))
+    version = bots.submit(owner, name, upload, trusted=True)
+    log.info("sample bot %s: %s", name, bots.prepare(version.id))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

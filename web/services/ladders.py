@@ -162,14 +162,19 @@ def pending(ladder: Ladder) -> int:
     )
 
 
-def schedule_ladder(ladder: Ladder, rng: random.Random, target: int) -> list[Match]:
-    """Queue tables on ``ladder`` until ``target`` matches are pending. Does not commit."""
+def schedule_ladder(
+    ladder: Ladder, rng: random.Random, target: int, max_tables: int | None = None
+) -> list[Match]:
+    """Queue tables on ``ladder`` until ``target`` matches are pending (or ``max_tables`` were
+    added). Does not commit."""
     from web.services.matches import create_match, new_seed
 
     made: list[Match] = []
     pool = candidates(ladder)
     versions = {c.bot: v for c, v in pool}
-    while pending(ladder) < target:
+    tables = 0
+    while pending(ladder) < target and (max_tables is None or tables < max_tables):
+        tables += 1
         try:
             table = matchmaking.pick_table(
                 [c for c, _ in pool], ladder.players, rng, seat_counts(ladder)
@@ -197,9 +202,14 @@ def schedule_all(rng: random.Random | None = None) -> int:
     """Top up every active ladder. Commits; returns the number of matches queued."""
     rng = rng or random.Random()
     target = int(current_app.config["QUEUE_TARGET"])
+    open_ladders = list(db.session.scalars(select(Ladder).where(Ladder.active.is_(True))))
     total = 0
-    for ladder in db.session.scalars(select(Ladder).where(Ladder.active.is_(True))).all():
-        total += len(schedule_ladder(ladder, rng, target))
+    while open_ladders:
+        # One table per ladder per round: the queue interleaves the games, so a game with
+        # long matches does not hold the others back.
+        added = {ladder.id: len(schedule_ladder(ladder, rng, target, 1)) for ladder in open_ladders}
+        total += sum(added.values())
+        open_ladders = [ladder for ladder in open_ladders if added[ladder.id]]
     db.session.commit()
     return total
 
