@@ -13,11 +13,14 @@ skip into a failure.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -39,7 +42,6 @@ DUMMY_IMAGES = {
     "ARENA_CI_POSTGRES_IMAGE": "pg:test",
     "ARENA_CI_REDIS_IMAGE": "redis:test",
 }
-DEMO_BOTS = {"challenge-greedy", "challenge-heuristic", "challenge-random"}
 
 
 def compose_binary() -> Path | None:
@@ -208,6 +210,18 @@ def build_images() -> dict[str, str]:
     return dict(re.findall(r"^(ARENA_\w+)=(\S+)$", done.stdout, re.MULTILINE))
 
 
+@contextlib.contextmanager
+def exclusive_engine() -> Iterator[None]:
+    """Hold the machine-wide lock of this test: two runs would share ports, project and images."""
+    path = Path(tempfile.gettempdir()) / "kozyri-arena-compose-test.lock"
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
     problem = engine_problem()
@@ -215,6 +229,12 @@ def stack() -> Iterator[Stack]:
         if os.environ.get("ARENA_REQUIRE_DOCKER") == "1":
             pytest.fail(f"ARENA_REQUIRE_DOCKER=1 but the Compose stack cannot run: {problem}")
         pytest.skip(problem)
+    with exclusive_engine():
+        yield from running_stack()
+
+
+def running_stack() -> Iterator[Stack]:
+    """Build the images, bring the stack up from nothing, and take it down completely after."""
     started = Stack(build_images())
     started.compose("down", "--volumes", "--remove-orphans")  # what an aborted run left
     try:
@@ -222,6 +242,48 @@ def stack() -> Iterator[Stack]:
         yield started
     finally:
         started.compose("down", "--volumes", "--remove-orphans")
+    assert started.leftovers() == [], "the stack left containers, networks or volumes behind"
+
+
+PROBE = """
+import os, socket, sys, tempfile
+from pathlib import Path
+from sandbox import get_sandbox
+from sandbox.base import Limits
+
+port = int(sys.argv[1])
+socket.create_connection(("127.0.0.1", port), timeout=5).close()
+print("worker reaches the site")
+bot = Path(tempfile.mkdtemp())
+(bot / "probe.py").write_text(
+    "import os, socket\\n"
+    "try:\\n"
+    f"    socket.create_connection(('127.0.0.1', {port}), timeout=2)\\n"
+    "    print('bot reaches the site')\\n"
+    "except OSError:\\n"
+    "    print('bot has no network')\\n"
+    "print('bot sees the database url' if 'ARENA_DATABASE_URL' in os.environ else 'clean env')\\n"
+    "print('bot sees storage' if os.path.exists('/var/lib/arena') else 'no storage')\\n"
+)
+process = get_sandbox("bwrap").spawn(bot, ["python3", "probe.py"], Limits())
+os.close(process.stdin_fd)
+out = b""
+while chunk := os.read(process.stdout_fd, 4096):
+    out += chunk
+process.close()
+print(out.decode())
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_bots_in_the_worker_are_cut_off(stack: Stack) -> None:
+    """A bot in the Compose worker reaches neither the site on loopback nor the worker's secrets."""
+    probe = stack.compose("exec", "-T", "worker", "python", "-c", PROBE, str(WEB_PORT))
+    lines = probe.stdout.split("\n")
+    assert "worker reaches the site" in lines  # the same address is open outside the sandbox
+    assert {"bot has no network", "clean env", "no storage"} <= set(lines), probe.stdout
 
 
 def tournament_id(demo_output: str) -> int:
@@ -240,21 +302,20 @@ def finished_tournament(stack: Stack, number: int) -> dict[str, Any]:
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
 def test_local_tournament_survives_a_restart(stack: Stack) -> None:
-    # The worker really can build a bubblewrap sandbox in its container (no silent fallback).
-    stack.compose(
-        "exec", "-T", "worker", "python", "-c", "import sandbox; sandbox.get_sandbox('bwrap')"
-    )
     demo = stack.compose("run", "--rm", "-T", "web", "demo", "--tables", "3", "--timeout", "400")
     assert "standings:" in demo.stdout
     number = tournament_id(demo.stdout)
+    bots = set(re.findall(r"^(\S+): active$", demo.stdout, re.MULTILINE))
+    assert {"challenge-greedy", "challenge-heuristic", "challenge-random"} <= bots
 
     tournament = finished_tournament(stack, number)
     matches = stack.get(f"/api/v1/matches?tournament={number}&per_page=100")["data"]
     assert len(matches) == 6 and {m["status"] for m in matches} == {"finished"}
-    assert {s["bot"] for m in matches for s in m["seats"]} == DEMO_BOTS
+    assert {s["bot"] for m in matches for s in m["seats"]} <= bots
+    assert len(tournament["standings"]) == len(bots)
     assert sum(row["matches"] for row in tournament["standings"]) == 2 * len(matches)
     page = stack.get(f"/tournaments/{number}")
-    assert all(name in page for name in DEMO_BOTS)
+    assert all(name in page for name in bots)
     assert f'/matches/{matches[0]["id"]}"' in page  # the newest match, with its replay viewer
     assert "replay" in stack.get(f"/matches/{matches[0]['id']}").lower()
     replay = stack.get_bytes(matches[0]["replay_url"])
@@ -269,7 +330,4 @@ def test_local_tournament_survives_a_restart(stack: Stack) -> None:
     again = stack.get(f"/api/v1/matches?tournament={number}&per_page=100")["data"]
     assert sorted(m["id"] for m in again) == sorted(m["id"] for m in matches)
     ladder = stack.get("/api/v1/ladders/challenge-2p-standard")["data"]
-    assert {row["bot"] for row in ladder["standings"]} >= DEMO_BOTS
-
-    stack.compose("down", "--volumes", "--remove-orphans")
-    assert stack.leftovers() == []
+    assert {row["bot"] for row in ladder["standings"]} >= bots
