@@ -35,6 +35,7 @@ def open_chart(page: Any, site: FixtureSite, name: str, points: list[list[Any]])
 def test_chart_draws_hovers_and_zooms(page: Any, site: FixtureSite) -> None:
     open_chart(page, site, "rising", history(60))
     assert page.get_attribute("#rating-chart", "data-points") == "180"
+    assert page.get_attribute("#rating-chart", "data-axis") == "time"
     assert page.locator("#rating-chart canvas").count() == 1
     box = page.locator("#rating-chart .u-over").bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
@@ -62,3 +63,15 @@ def test_a_bot_without_history_says_so(page: Any, site: FixtureSite) -> None:
     open_chart(page, site, "newcomer", history(0)[:1])
     assert "No rating history" in page.inner_text("#rating-chart")
     assert page.locator("#rating-chart canvas").count() == 0
+
+
+def test_matches_minutes_apart_are_drawn_one_after_another(page: Any, site: FixtureSite) -> None:
+    points = history(1)  # three matches, eight hours apart
+    open_chart(page, site, "burst", points)
+    assert page.get_attribute("#rating-chart", "data-axis") == "match"
+    assert page.locator(".rc-range").count() == 0, "no time ranges to choose from"
+    box = page.locator("#rating-chart .u-over").bounding_box()
+    page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2)
+    page.locator(".rc-tip").wait_for(state="visible")
+    assert page.inner_text(".rc-tip").startswith("match 3 · 2026-01-01 16:00 UTC")
+    screenshot(page, "rating-chart-few-matches")

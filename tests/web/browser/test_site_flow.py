@@ -1,5 +1,5 @@
-"""The whole site in a browser: sign up, upload a bot, watch it validate, find it on the ladder,
-open its match and step through the replay from a seat's view.
+"""The whole site in a browser: sign up, upload a bot, watch it validate, see its rating chart,
+find it on the ladder, open one of its matches and step through the replay from a seat's view.
 
 It runs the real app on PostgreSQL and Redis over HTTP, and a real Celery worker that builds,
 self-tests and plays the bot under bubblewrap.
@@ -20,13 +20,13 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 from tests.web.browser.conftest import screenshot
-from tests.web.conftest import SAMPLES, require_bwrap, sample_version
+from tests.web.conftest import SAMPLES, require_bwrap, sample_version, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.slow]
 
 # Kozyr Boys: hidden hands, and a match of fixed length (so its frames stay small).
 BOT = "python/kozyr-boys-heuristic"
-HOUSE = ["python/kozyr-boys-random"]
+HOUSE = ["python/kozyr-boys-random", "python/kozyr-boys-heuristic"]
 ROOT_SEL = "#replay-viewer"
 
 
@@ -78,7 +78,7 @@ def upload(page: Any, archive: bytes) -> None:
     page.wait_for_url("**/bots/*")
 
 
-def test_upload_validate_and_watch_the_replay(
+def test_upload_validate_play_and_watch_the_replay(
     pg_app: Flask, live_site: str, start_worker: Any, page: Any, tmp_path: Path
 ) -> None:
     require_bwrap()
@@ -90,25 +90,42 @@ def test_upload_validate_and_watch_the_replay(
     upload(page, zipped(SAMPLES / BOT))
     bot_url = page.url
     reload_until(page, "main td .status.active", 120, "the version to pass validation")
+
+    played = _play_ladder_matches(pg_app, 2)
+    page.goto(bot_url)
+    page.wait_for_selector("#rating-chart canvas", timeout=20000)
+    assert int(page.get_attribute("#rating-chart", "data-points") or 0) >= 2
     screenshot(page, "site-bot")
 
     page.click("main a[href*='/ladders/kozyr-boys'] >> nth=0")
     page.wait_for_url("**/ladders/**")
-    assert "kozyr-boys-heuristic" in page.inner_text("table.ladder")
+    assert "ada" in page.inner_text("table.ladder")
     screenshot(page, "site-ladder")
-
-    page.goto(bot_url)
-    page.click("main table.list a[href*='/matches/'] >> nth=0")
-    try:
-        page.wait_for_selector(f"{ROOT_SEL}[data-step]", timeout=20000)
-    except Exception:
-        t0 = time.monotonic()
-        r = page.request.get(
-            page.url.split("/matches/")[0] + "/api/v1/matches/1/frames", timeout=60000
-        )
-        print("FRAMES", r.status, time.monotonic() - t0, r.text()[:500])
-        raise
+    page.click("text=Matches on this ladder")
+    page.click(f"main table.list a[href$='/matches/{played[0]}']")
+    page.wait_for_selector(f"{ROOT_SEL}[data-step]", timeout=30000)
     _step_through_the_replay(page, tmp_path)
+
+
+def _play_ladder_matches(app: Flask, count: int) -> list[int]:
+    """Queue ladder matches as the scheduler does; wait until ``count`` are finished."""
+    from sqlalchemy import select
+
+    from web.extensions import db
+    from web.models import Match, MatchKind, MatchStatus
+    from web.services import ladders
+
+    ladders.schedule_all()
+
+    def finished() -> list[int]:
+        db.session.rollback()  # a fresh snapshot: the worker commits in another process
+        query = select(Match.id).where(
+            Match.kind == MatchKind.LADDER, Match.status == MatchStatus.FINISHED
+        )
+        ids = list(db.session.scalars(query.order_by(Match.id)))
+        return ids if len(ids) >= count else []
+
+    return wait_for(finished, 120, f"{count} ladder matches to be played")
 
 
 def _step_through_the_replay(page: Any, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@
 
 const VENDOR = new URL("../vendor/uplot/", import.meta.url);
 const DAY = 86400;
+const MIN_SPAN = 3600;
 const RANGES = [
   ["1d", DAY],
   ["1w", 7 * DAY],
@@ -42,11 +43,11 @@ export async function loadUplot() {
   return window.uPlot;
 }
 
-/** Columns for uPlot: times (seconds), score, mu + sigma, mu - sigma, mu, sigma. */
-export function columns(points) {
+/** Columns for uPlot: x (time in seconds, or match number), score, mu ± sigma, mu, sigma. */
+export function columns(points, byMatch) {
   const cols = [[], [], [], [], [], []];
-  for (const [time, score, mu, sigma] of points) {
-    cols[0].push(Date.parse(time) / 1000);
+  for (const [i, [time, score, mu, sigma]] of points.entries()) {
+    cols[0].push(byMatch ? i + 1 : Date.parse(time) / 1000);
     cols[1].push(score);
     cols[2].push(mu + sigma);
     cols[3].push(mu - sigma);
@@ -67,16 +68,16 @@ function fmt(value) {
   return value === null || value === undefined ? "–" : value.toFixed(1);
 }
 
-function tooltipPlugin(tip, data) {
+function tooltipPlugin(tip, data, times) {
   const show = (u) => {
     const i = u.cursor.idx;
     if (i === null || i === undefined) {
       tip.hidden = true;
       return;
     }
-    const when = new Date(data[0][i] * 1000).toISOString().replace("T", " ").slice(0, 16);
+    const when = new Date(times[i] * 1000).toISOString().replace("T", " ").slice(0, 16);
     tip.replaceChildren(
-      node("div", "rc-when", `${when} UTC`),
+      node("div", "rc-when", `match ${i + 1} · ${when} UTC`),
       node("div", "rc-score", `score ${fmt(data[1][i])}`),
       node("div", "rc-mu", `μ ${fmt(data[4][i])} ± σ ${fmt(data[5][i])}`),
     );
@@ -89,18 +90,26 @@ function tooltipPlugin(tip, data) {
   return { hooks: { setCursor: show } };
 }
 
-function options(width, tip, data) {
+function xAxis(byMatch) {
+  const axis = { stroke: "#667085", grid: { stroke: "#eef0f4" } };
+  if (!byMatch) return axis;
+  return {
+    ...axis,
+    label: "rated match",
+    values: (u, ticks) => ticks.map((t) => (Number.isInteger(t) ? t : "")),
+  };
+}
+
+function options(width, tip, data, times, byMatch) {
+  const x = byMatch ? { time: false } : { time: true, range: (u, min, max) => timeRange(min, max) };
   return {
     width,
     height: 260,
-    plugins: [tooltipPlugin(tip, data)],
+    plugins: [tooltipPlugin(tip, data, times)],
     cursor: { points: { size: 7 } },
-    scales: { x: { time: true } },
+    scales: { x },
     legend: { show: false },
-    axes: [
-      { stroke: "#667085", grid: { stroke: "#eef0f4" } },
-      { stroke: "#667085", grid: { stroke: "#eef0f4" }, size: 50 },
-    ],
+    axes: [xAxis(byMatch), { stroke: "#667085", grid: { stroke: "#eef0f4" }, size: 50 }],
     series: [
       {},
       {
@@ -109,8 +118,8 @@ function options(width, tip, data) {
         width: 2,
         points: { show: data[0].length < 60 },
       },
-      { label: "μ + σ", stroke: "rgba(245,158,11,0.35)", width: 1 },
-      { label: "μ − σ", stroke: "rgba(245,158,11,0.35)", width: 1 },
+      { label: "μ + σ", stroke: "rgba(245,158,11,0.35)", width: 1, points: { show: false } },
+      { label: "μ − σ", stroke: "rgba(245,158,11,0.35)", width: 1, points: { show: false } },
       { label: "μ", stroke: "#d97706", width: 1.5, dash: [6, 4] },
       { label: "σ", show: false },
     ],
@@ -128,6 +137,12 @@ function legend() {
   return box;
 }
 
+/** The x range shown for ``[min, max]``: at least an hour wide, so close points stay apart. */
+export function timeRange(min, max) {
+  const pad = Math.max(0, MIN_SPAN - (max - min)) / 2;
+  return [min - pad, max + pad];
+}
+
 function rangeButtons(chart, times) {
   const bar = node("div", "rc-ranges");
   const first = times[0];
@@ -140,10 +155,8 @@ function rangeButtons(chart, times) {
     button.addEventListener("click", () => {
       bar.querySelector(".on")?.classList.remove("on");
       button.classList.add("on");
-      chart.setScale("x", {
-        min: span === Infinity ? first : Math.max(first, last - span),
-        max: last,
-      });
+      const [min, max] = timeRange(span === Infinity ? first : Math.max(first, last - span), last);
+      chart.setScale("x", { min, max });
     });
     bar.append(button);
   }
@@ -173,15 +186,19 @@ export async function mountChart(root) {
     return null;
   }
   const uPlot = await loadUplot();
-  const data = columns(points);
+  const times = points.map(([time]) => Date.parse(time) / 1000);
+  // Matches played within a day of each other read better one after another than on a clock.
+  const byMatch = times[times.length - 1] - times[0] < DAY;
+  const data = columns(points, byMatch);
   const plot = node("div", "rc-plot");
   const tip = node("div", "rc-tip");
   tip.hidden = true;
   root.replaceChildren(plot);
   root.classList.add("rc");
-  const chart = new uPlot(options(root.clientWidth || 640, tip, data), data, plot);
+  const chart = new uPlot(options(root.clientWidth || 640, tip, data, times, byMatch), data, plot);
   chart.over.append(tip);
-  root.prepend(rangeButtons(chart, data[0]));
+  if (!byMatch) root.prepend(rangeButtons(chart, data[0]));
+  root.dataset.axis = byMatch ? "match" : "time";
   root.append(legend());
   new ResizeObserver(() => chart.setSize({ width: root.clientWidth, height: 260 })).observe(root);
   root.dataset.points = String(points.length);
