@@ -96,6 +96,7 @@ function xAxis(byMatch) {
   return {
     ...axis,
     label: "rated match",
+    incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000], // whole matches only
     values: (u, ticks) => ticks.map((t) => (Number.isInteger(t) ? t : "")),
   };
 }
