@@ -15,10 +15,12 @@ from rich.text import Text
 
 from arena.render import (
     JSON,
+    EventPhrase,
     TableHook,
     card_text,
     cards_text,
     is_card,
+    seat_label,
     suit_text,
     value_text,
 )
@@ -278,3 +280,100 @@ HOOKS: dict[str, TableHook] = {
     ),
 }
 """The touches of every registered game, by game name."""
+
+
+# --- history events in words ------------------------------------------------------------------
+
+Names = Sequence[str] | None
+
+
+def who(event: JSON, names: Names, key: str = "seat") -> Text:
+    return Text(seat_label(event[key], names), style="yellow")
+
+
+def trick_taken(event: JSON, names: Names) -> Text:
+    text = Text("→ ").append(who(event, names, "winner")).append(" takes the trick")
+    return text.append(f" ({event['points']} points)") if event.get("points") else text
+
+
+def trump_revealed(event: JSON, names: Names) -> Text:
+    return who(event, names).append("'s trump is ").append(suit_text(event["suit"]))
+
+
+def deal_over(event: JSON, names: Names) -> Text:
+    parts = [f"tricks {numbers(event['tricks'])}", f"points {numbers(event['points'])}"]
+    if event.get("discard_points"):
+        parts.append(f"discard {event['discard_points']} to the dealer")
+    return Text(f"deal over: {' · '.join(parts)}", style="bold")
+
+
+def player_out(event: JSON, names: Names) -> Text:
+    return who(event, names).append(" has no cards left and is out")
+
+
+def six_goes_home(event: JSON, names: Names) -> Text:
+    text = card_text(event["card"]).append(" goes from ").append(who(event, names, "from"))
+    return text.append(" to its owner ").append(who(event, names, "to"))
+
+
+def new_deal(event: JSON, names: Names) -> Text:
+    number = f" {event['deal']}" if "deal" in event else ""
+    text = Text(f"deal{number}, dealer ", style="bold").append(who(event, names, "dealer"))
+    if event.get("svara"):
+        dealt = ", ".join(seat_label(s, names) for s in event["players"])
+        text.append(f" (svara round {event['svara']}: {dealt})")
+    return text
+
+
+def card_turned(event: JSON, names: Names) -> Text:
+    return Text("turned up: ").append(card_text(event["card"]))
+
+
+def dealer_discards(event: JSON, names: Names) -> Text:
+    if "cards" in event:
+        raise KeyError("cards")  # an action, not the face-down history event
+    return who(event, names).append(" discards two cards face down")
+
+
+def showdown(event: JSON, names: Names) -> Text:
+    text = Text("automatic showdown: " if event.get("auto") else "showdown: ", style="bold")
+    shown = [
+        Text(seat_label(h["seat"], names) + " ").append(cards_text(h["cards"]))
+        + Text(f" ({h['value']})")
+        for h in event["hands"]
+    ]
+    return text.append(Text(", ").join(shown))
+
+
+def pot_won(event: JSON, names: Names) -> Text:
+    how = "" if event.get("shown") else " (everyone else folded)"
+    return who(event, names).append(f" wins the pot of {event['amount']}{how}")
+
+
+def svara_called(event: JSON, names: Names) -> Text:
+    tied = " and ".join(seat_label(s, names) for s in event["tied"])
+    return Text(f"svara between {tied}: the pot of {event['pot']} stays; ", style="bold").append(
+        f"the others may join for {event['price']}"
+    )
+
+
+def pot_split(event: JSON, names: Names) -> Text:
+    shares = ", ".join(f"{seat_label(s['seat'], names)} {s['amount']}" for s in event["shares"])
+    return Text(f"the pot is split: {shares}")
+
+
+PHRASES: dict[str, EventPhrase] = {
+    "trick": trick_taken,
+    "reveal": trump_revealed,
+    "deal_end": deal_over,
+    "out": player_out,
+    "transfer": six_goes_home,
+    "deal": new_deal,
+    "turn": card_turned,
+    "discard": dealer_discards,
+    "showdown": showdown,
+    "win": pot_won,
+    "svara": svara_called,
+    "split": pot_split,
+}
+"""History events that are not somebody's action, in words (``arena.render.event_text``)."""

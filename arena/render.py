@@ -115,8 +115,22 @@ def action_text(action: JSON) -> Text:
     return text
 
 
+EventPhrase = Callable[[JSON, Sequence[str] | None], Text]
+
+PHRASES: dict[str, EventPhrase] = {}
+"""Plain-language forms of history events that are not actions (a trick taken, a player out...),
+by event type (``arena.game_tables`` registers them)."""
+
+
 def event_text(event: JSON, names: Sequence[str] | None = None) -> Text:
-    """A public history event: its seat (if any), then the action-like rest."""
+    """A public history event: in words if a game taught us how, else its seat (if any), then
+    the action-like rest."""
+    phrase = PHRASES.get(str(event.get("type")))
+    if phrase is not None:
+        try:
+            return phrase(event, names)
+        except (KeyError, TypeError, ValueError):
+            pass  # an event of another shape under the same name: show it as it is
     rest = {k: v for k, v in event.items() if k != "seat"}
     text = Text()
     if "seat" in event:
@@ -297,5 +311,7 @@ def render_result(result: JSON, names: Sequence[str] | None = None) -> Table:
 
 # The games' own touches need the helpers above, so they are imported last.
 from arena.game_tables import HOOKS as _GAME_HOOKS  # noqa: E402
+from arena.game_tables import PHRASES as _GAME_PHRASES  # noqa: E402
 
 HOOKS.update(_GAME_HOOKS)
+PHRASES.update(_GAME_PHRASES)

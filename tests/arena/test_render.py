@@ -177,3 +177,27 @@ def test_svara_columns_and_deal_summary() -> None:
 def test_kozyr_boys_names_trumps_once() -> None:
     shown = text_of(render_table(make_game("kozyr-boys").new_state(1).full_view()))
     assert shown.count("trumps") == 1 and "bowers" in shown and "dealer's leftover" in shown
+
+
+def test_events_that_are_not_actions_read_as_sentences() -> None:
+    names = ["ann", "bob", "cy"]
+    said = {
+        "trick": (
+            {"type": "trick", "winner": 1, "points": 23},
+            "→ P1 bob takes the trick (23 points)",
+        ),
+        "reveal": ({"type": "reveal", "seat": 2, "suit": "D"}, "P2 cy's trump is ♦"),
+        "out": ({"type": "out", "seat": 0}, "P0 ann has no cards left and is out"),
+        "transfer": (
+            {"type": "transfer", "card": "6H", "from": 2, "to": 1},
+            "6♥ goes from P2 cy to its owner P1 bob",
+        ),
+        "win": (
+            {"type": "win", "seat": 0, "amount": 90, "shown": False},
+            "P0 ann wins the pot of 90 (everyone else folded)",
+        ),
+    }
+    for event, words in said.values():
+        assert event_text(event, names).plain == words
+    action_shaped = {"type": "discard", "seat": 1, "cards": ["7S", "8S"]}
+    assert event_text(action_shaped).plain == "P1 discard cards=7♠ 8♠"

@@ -208,7 +208,8 @@ def test_the_commentary_shows_the_events_each_action_caused(capsys) -> None:
     assert main(["play", "svoi-kozyri-tricks", "--players", "3", "--seed", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     first = next(i for i, line in enumerate(lines) if "d0 P0" in line)
-    assert not any("deal deal=0" in line for line in lines[first : first + 3])  # not repeated
-    taken = [i for i, line in enumerate(lines) if line.strip().startswith("trick winner=")]
+    assert not any("deal 0, dealer" in line for line in lines[first : first + 3])  # not repeated
+    taken = [i for i, line in enumerate(lines) if line.strip().startswith("→ P")]
     assert len(taken) >= 12  # a whole deal of 12 tricks at least
-    assert all(": play " in lines[i - 1] or "reveal" in lines[i - 1] for i in taken)
+    assert all(": play " in lines[i - 1] or "trump is" in lines[i - 1] for i in taken)
+    assert all(lines[i].endswith("takes the trick") for i in taken)
