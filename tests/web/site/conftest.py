@@ -131,6 +131,7 @@ def _users() -> tuple[Any, Any, Any]:
 def _bot(owner: Any, name: str) -> tuple[Any, Any]:
     from web.extensions import db
     from web.models import Bot, BotVersion, VersionStatus
+    from web.storage import get_storage
 
     bot = Bot(owner_id=owner.id, name=name)
     db.session.add(bot)
@@ -138,7 +139,7 @@ def _bot(owner: Any, name: str) -> tuple[Any, Any]:
     version = BotVersion(
         bot_id=bot.id,
         number=1,
-        sha256="0" * 64,
+        sha256=get_storage().put_archive(f"SECRET-SOURCE of {name}".encode()),
         status=VersionStatus.ACTIVE,
         games=[GAME],
         language="python",

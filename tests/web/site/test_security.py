@@ -82,8 +82,12 @@ def test_logs_and_sources_are_for_their_owner(client: FlaskClient, world: World)
         version = viewer.get(f"/api/v1/versions/{version_id}").get_data(as_text=True)
         for body in (page, api, version):
             assert "SECRET-BUILD-LOG" not in body and "SECRET-VALIDATION-LOG" not in body
-        assert viewer.get(f"/versions/{version_id}/archive").status_code in (302, 404)
+        archive = viewer.get(f"/versions/{version_id}/archive")
+        assert archive.status_code == (404 if who else 302)
+        assert b"SECRET-SOURCE" not in archive.data
     login(client, "alice")
+    with client.get(f"/versions/{version_id}/archive") as archive:
+        assert archive.status_code == 200 and archive.data == b"SECRET-SOURCE of alice-bot"
     assert "SECRET-BUILD-LOG of alice-bot" in client.get(f"/bots/{bot_id}").get_data(as_text=True)
     token = {"Authorization": f"Bearer {world.tokens['alice']}"}
     version = client.get(f"/api/v1/versions/{version_id}", headers=token).get_json()["data"]
