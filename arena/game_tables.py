@@ -345,6 +345,10 @@ def showdown(event: JSON, names: Names) -> Text:
     return text.append(Text(", ").join(shown))
 
 
+def antes(event: JSON, names: Names) -> Text:
+    return Text(f"everyone antes {event['amount']}: the pot is {event['pot']}")
+
+
 def pot_won(event: JSON, names: Names) -> Text:
     how = "" if event.get("shown") else " (everyone else folded)"
     return who(event, names).append(f" wins the pot of {event['amount']}{how}")
@@ -371,6 +375,7 @@ PHRASES: dict[str, EventPhrase] = {
     "deal": new_deal,
     "turn": card_turned,
     "discard": dealer_discards,
+    "ante": antes,
     "showdown": showdown,
     "win": pot_won,
     "svara": svara_called,

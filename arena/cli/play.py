@@ -121,14 +121,28 @@ class Commentary:
         history = view.get("history")
         if not isinstance(history, list):
             return []
+        ended = deal_ending(view.get("last_deal")) if new_deal else []
         start = 0 if new_deal or len(history) < self.events_seen else self.events_seen
         self.events_seen = len(history)
-        fresh = [e for e in history[start:] if isinstance(e, dict)]
+        fresh = ended + [e for e in history[start:] if isinstance(e, dict)]
         kind = step["action"].get("type")
         for i, event in enumerate(fresh):
             if event.get("type") == kind and event.get("seat") == step["seat"]:
                 return fresh[:i] + fresh[i + 1 :]
         return fresh
+
+
+def deal_ending(last_deal: Any) -> list[JSON]:
+    """The events that closed the previous deal (a showdown, the pot won), when the view keeps
+    that deal's events: its trailing events that name nobody's action."""
+    if not isinstance(last_deal, list):
+        return []
+    ending: list[JSON] = []
+    for event in reversed(last_deal):
+        if not isinstance(event, dict) or event.get("type") not in ("showdown", "win", "split"):
+            break
+        ending.insert(0, event)
+    return ending
 
 
 def run(args: argparse.Namespace) -> int:

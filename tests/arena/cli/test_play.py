@@ -213,3 +213,11 @@ def test_the_commentary_shows_the_events_each_action_caused(capsys) -> None:
     assert len(taken) >= 12  # a whole deal of 12 tricks at least
     assert all(": play " in lines[i - 1] or "trump is" in lines[i - 1] for i in taken)
     assert all(lines[i].endswith("takes the trick") for i in taken)
+
+
+def test_a_svara_deal_ends_with_its_showdown_and_winner_in_the_commentary(capsys) -> None:
+    assert main(["play", "svara", "--seed", "1", "--deals", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    shown = next(i for i, line in enumerate(lines) if "showdown:" in line)
+    assert "wins the pot" in "\n".join(lines[shown : shown + 3])
+    assert any(line.strip().startswith("everyone antes 10") for line in lines[shown:])
