@@ -36,8 +36,18 @@ install_packages() {
     if ((${#missing[@]})); then
         log "installing ${missing[*]}"
         export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+        local guard=""
+        if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+            # The packaged engine must not start itself with default networking (a bridge,
+            # NAT rules, ip_forward): forbid service starts while installing.
+            guard=/usr/sbin/policy-rc.d
+            printf '#!/bin/sh\nexit 101\n' >"$guard" && chmod 755 "$guard"
+        fi
+        local rc=0
+        { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+            >/dev/null; } || rc=$?
+        [[ -z $guard ]] || rm -f "$guard"
+        return "$rc"
     fi
 }
 
