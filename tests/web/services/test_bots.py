@@ -62,3 +62,20 @@ def test_a_new_version_keeps_mu_and_widens_sigma(pg_app: Flask) -> None:
     assert (rating.mu, rating.sigma) == (31.0, pytest.approx(25 / 6))
     statuses = db.session.scalars(select(BotVersion.status).order_by(BotVersion.number)).all()
     assert statuses == [VersionStatus.RETIRED, VersionStatus.ACTIVE]
+
+
+def test_single_file_upload_runs_its_build_step_in_the_sandbox(pg_app: Flask) -> None:
+    require_bwrap()
+    owner = users.create_user("dora")
+    db.session.commit()
+    manifest = (
+        'name = "builder"\ngames = ["challenge"]\nlanguage = "python"\n'
+        'run = ["python3", "bot.py"]\n'
+        'build = ["python3", "-c", "print(\'compiling\'); raise SystemExit(3)"]\n'
+    )
+    source = (SAMPLES / "python" / "challenge-random" / "bot.py").read_bytes()
+    upload = bots.Upload(data=source, filename="bot.py", manifest=manifest)
+    version = bots.submit(owner, "builder", upload)
+    assert str(bots.prepare(version.id)) == "rejected"
+    assert "build step failed (exit status 3)" in version.error
+    assert "compiling" in version.build_log
