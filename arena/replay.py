@@ -337,11 +337,20 @@ def states(replay: Replay) -> Iterator[State]:
         yield state
 
 
-def frames(replay: Replay, start: int = 0, stop: int | None = None) -> list[Frame]:
+HISTORY_KEYS = ("history", "previous_history", "last_deal", "earlier_rounds")
+"""View keys that repeat what earlier steps already said: left out of frames unless asked for.
+
+Every view carries the deal's history, so keeping it in every frame makes the frames of a match
+grow with the square of its length; a viewer rebuilds the history from the steps instead.
+"""
+
+
+def frames(
+    replay: Replay, start: int = 0, stop: int | None = None, *, history: bool = False
+) -> list[Frame]:
     """The frames ``start`` to ``stop`` (exclusive; all by default), for viewers: see ``Frame``.
 
-    Each frame holds every seat's observation, so a long match makes many megabytes of frames:
-    a viewer can ask for a window at a time.
+    Views leave out ``HISTORY_KEYS`` unless ``history`` is true.
     """
     out: list[Frame] = []
     steps = replay["steps"]
@@ -350,18 +359,26 @@ def frames(replay: Replay, start: int = 0, stop: int | None = None) -> list[Fram
         if index > last:
             break
         if index >= start:
-            out.append(frame_of(state, index, steps[index - 1] if index else None))
+            event = steps[index - 1] if index else None
+            out.append(frame_of(state, index, event, history=history))
     return out
 
 
-def frame_of(state: State, index: int, event: Step | None) -> Frame:
+def frame_of(state: State, index: int, event: Step | None, *, history: bool = True) -> Frame:
     """The frame showing ``state``, reached by ``event``."""
+
+    def view(data: JSON) -> JSON:
+        if not history:
+            data = {k: v for k, v in data.items() if k not in HISTORY_KEYS}
+        plain: JSON = _plain(data)
+        return plain
+
     return Frame(
         index=index,
         event=event,
-        spectator=_plain(state.full_view()),
-        public=_plain(state.observation(None)),
-        seats=[_plain(state.observation(seat)) for seat in range(state.game.players)],
+        spectator=view(state.full_view()),
+        public=view(state.observation(None)),
+        seats=[view(state.observation(seat)) for seat in range(state.game.players)],
     )
 
 

@@ -14,6 +14,7 @@ from arena.games import make_game
 from arena.games.base import Result
 from arena.replay import (
     FORMAT,
+    HISTORY_KEYS,
     Replay,
     ReplayError,
     ReplayRecorder,
@@ -193,7 +194,7 @@ def test_abandoned_match_with_forfeit_verifies(toy: str) -> None:
 
 
 def test_frames_show_each_seat_only_its_own_hand(replay: Replay) -> None:
-    shown = frames(replay)
+    shown = frames(replay, history=True)
     assert len(shown) == len(replay["steps"]) + 1
     assert shown[0]["event"] is None and shown[1]["event"] == replay["steps"][0]
     start = state_at(replay, 0)
@@ -205,6 +206,17 @@ def test_frames_show_each_seat_only_its_own_hand(replay: Replay) -> None:
     last = state_at(replay, len(replay["steps"]))
     assert state_hash(last) == replay["final_hash"]
     assert shown[-1]["spectator"] == orjson.loads(orjson.dumps(last.full_view()))
+
+
+def test_frames_leave_out_history_unless_asked(replay: Replay) -> None:
+    compact = frames(replay)
+    full = frames(replay, history=True)
+    assert all("history" in view for view in full[-1]["seats"])
+    for frame in compact:
+        for view in (frame["spectator"], frame["public"], *frame["seats"]):
+            assert not set(HISTORY_KEYS) & set(view)
+    trimmed = {k: v for k, v in full[-1]["seats"][0].items() if k not in HISTORY_KEYS}
+    assert compact[-1]["seats"][0] == trimmed
 
 
 def test_state_at_rejects_out_of_range_steps(replay: Replay) -> None:
