@@ -51,6 +51,7 @@ def test_ladder_standings(client: FlaskClient, world: World) -> None:
     assert top["rank"] == 1 and top["matches"] == 1
     assert abs(top["score"] - (top["mu"] - 3 * top["sigma"])) < 0.01
     assert top["placements"] == {"1": 1}
+    assert top["trend"] == [round(top["score"], 3)], "the score after its one rated match"
     second = client.get(f"/api/v1/ladders/{world.ladder.slug}?per_page=1&page=2").get_json()
     assert second["data"]["standings"][0]["rank"] == 2
 
@@ -183,3 +184,23 @@ def test_openapi_document_and_docs_page(client: FlaskClient) -> None:
         assert path in spec["paths"], path
     page = client.get("/docs/api").get_data(as_text=True)
     assert "/api/v1/uploads" in page and "openapi.json" in page
+
+
+def test_trend_queries_agree(world: World) -> None:
+    """The lateral query (PostgreSQL) and the window query (SQLite) give the same points."""
+    from tests.web.site.conftest import _finish, _match, record
+    from web.api import queries
+    from web.extensions import db
+    from web.models import MatchStatus
+
+    for _ in range(4):
+        match = _match(world.ladder, world.versions, 42, MatchStatus.FINISHED)
+        _finish(match, record(42))
+    db.session.commit()
+    bots = [b.id for b in world.bots]
+    lateral = queries._latest_changes_lateral(world.ladder.id, bots, 3)
+    window = queries._latest_changes_window(world.ladder.id, bots, 3)
+    assert sorted(map(tuple, lateral)) == sorted(map(tuple, window))
+    assert len(lateral) == 6, "the last three of each bot's five changes"
+    trends = queries.trend_points(world.ladder.id, bots, 3)
+    assert all(len(points) == 3 for points in trends.values())
