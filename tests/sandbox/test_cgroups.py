@@ -116,7 +116,7 @@ def test_a_slot_keeps_its_groups_and_one_bot_at_a_time_uses_them() -> None:
         assert again.members() == set()
     finally:
         again.remove()
-    assert sweep_stale() >= 1
+    sweep_stale()  # nobody holds the slot's lease now: its groups go
     assert not (root / first.name).exists()
 
 
