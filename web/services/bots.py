@@ -308,6 +308,8 @@ def validation_match_finished(match: Match) -> None:
     )
     if match.status == MatchStatus.FINISHED and status == "ok" and not forfeited:
         activate(version)
+    elif match.status == MatchStatus.FAILED:
+        _reject(version, f"the validation match could not be played: {match.error}")
     else:
         message = (outcome.get("messages") or [None])[0]
         _reject(version, f"the validation match ended with status {status!r}: {message or ''}")

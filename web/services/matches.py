@@ -141,7 +141,19 @@ def release(match_id: int, attempt: int, error: str) -> MatchStatus | None:
         match.queued_at = utcnow()
     status = match.status
     db.session.commit()
+    if status == MatchStatus.FAILED:
+        settle_failed_validations([match_id])
     return status
+
+
+def settle_failed_validations(match_ids: list[int]) -> None:
+    """A validation match that could not be played rejects its version (with the reason)."""
+    from web.services.bots import validation_match_finished
+
+    for match_id in match_ids:
+        match = db.session.get(Match, match_id)
+        if match is not None and match.kind == MatchKind.VALIDATION:
+            validation_match_finished(match)
 
 
 # --- the reaper -----------------------------------------------------------------------------
@@ -183,6 +195,7 @@ def reap(now: datetime | None = None) -> ReapReport:
     db.session.commit()
     for match_id in report.requeued + report.resent:
         send_match(match_id)
+    settle_failed_validations(report.failed)
     return report
 
 

@@ -79,3 +79,25 @@ def test_single_file_upload_runs_its_build_step_in_the_sandbox(pg_app: Flask) ->
     assert str(bots.prepare(version.id)) == "rejected"
     assert "build step failed (exit status 3)" in version.error
     assert "compiling" in version.build_log
+
+
+def test_a_validation_match_that_cannot_be_played_rejects_the_version(pg_app: Flask) -> None:
+    from datetime import timedelta
+
+    from web.models import Match, MatchKind, utcnow
+    from web.services import matches
+
+    require_bwrap()
+    sample_version("python/challenge-random")
+    owner = users.create_user("erin")
+    db.session.commit()
+    folder = SAMPLES / "python" / "challenge-greedy"
+    version = bots.submit(owner, "mine", bots.Upload(data=bots.pack_folder(folder)))
+    assert str(bots.prepare(version.id)) == "validating"
+    match = db.session.scalar(select(Match).where(Match.kind == MatchKind.VALIDATION))
+    for _ in range(match.max_attempts):  # every worker that takes it dies
+        assert matches.claim(match.id, "dies", -1)
+        matches.reap(utcnow() + timedelta(seconds=1))
+    db.session.expire_all()
+    assert version.status == VersionStatus.REJECTED
+    assert "could not be played" in version.error
