@@ -296,10 +296,17 @@ def _lease(found: Hierarchies, name: str) -> int | None:
     except OSError:
         return None
     fd = _lock(path)
-    if fd is not None and os.stat(path).st_ino != os.fstat(fd).st_ino:
+    if fd is not None and not _same_file(path, fd):
         os.close(fd)  # swept away between our open and our lock: a new group is not ours
         return None
     return fd
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except OSError:
+        return False
 
 
 def _lock(path: Path) -> int | None:
