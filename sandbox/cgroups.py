@@ -106,9 +106,10 @@ class Cgroup:
         """The groups of ``slot``: lasting ones, reused from bot to bot, when this process can
         hold the slot's lease (a lock on its memory group); else a fresh set of its own.
 
-        Making and deleting a memory group costs about 1 ms of CPU per bot. The lease keeps two
-        bots from ever sharing a group (closing one would kill the other): the same slot in
-        use twice, in this process or another, gets a fresh set for the second bot.
+        Reuse spares making and deleting three groups per bot (and the kernel's background
+        freeing of dead memory groups). The lease keeps two bots from ever sharing a group
+        (closing one would kill the other): the same slot in use twice, in this process or
+        another, gets a fresh set for the second bot.
         """
         found = found if found is not None else find_hierarchies()
         name = f"slot{slot}"
