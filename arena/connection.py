@@ -33,6 +33,8 @@ MAX_UNREAD_BYTES = 1 << 20
 """Bytes the referee queues for a bot that is not reading its stdin; beyond that it is stalled."""
 
 _READ_CHUNK = 1 << 16
+_STDOUT_CHUNK = 1 << 12
+"""Answers are short: a small read buffer is cheaper to allocate, and long lines still arrive."""
 
 
 class ReadEvent(enum.StrEnum):
@@ -123,6 +125,8 @@ class Connection:
         self.stdout_open = True
         self.stderr_open = True
         self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
+        self._stdout_poll = select.poll()
+        self._stdout_poll.register(process.stdout_fd, select.POLLIN)
         for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
             _set_nonblocking(fd)
 
@@ -183,11 +187,13 @@ class Connection:
             return ReadEvent.EOF
         if self.outbox and not self.gone:
             return self._read_while_writing(deadline, others)
-        # On the match's one core the bot usually runs as soon as its request is written, so
-        # its answer is often there already: one read then saves a poll over every pipe.
-        event = self._read_stdout()
-        if event is not None:
-            return event
+        # On the match's one core the bot often runs as soon as its request is written, so its
+        # answer may be there already; a poll of stdout alone is cheaper than one over every
+        # pipe, and much cheaper than a read that fails (Python builds an exception for that).
+        if self._stdout_poll.poll(0):
+            event = self._read_stdout()
+            if event is not None:
+                return event
         poller, owners = self._poller(others)
         return self._wait_line(deadline, poller, owners)
 
@@ -260,7 +266,7 @@ class Connection:
 
     def _read_stdout(self) -> ReadEvent | None:
         try:
-            data = os.read(self.process.stdout_fd, _READ_CHUNK)
+            data = os.read(self.process.stdout_fd, _STDOUT_CHUNK)
         except BlockingIOError:
             return None
         except OSError:
@@ -269,6 +275,8 @@ class Connection:
             self.stdout_open = False
             self._poll_cache = None  # the poller watches a closed pipe
             return ReadEvent.EOF
+        if data.find(b"\n") == len(data) - 1 and not self.reader.pending and not self.lines:
+            return self._one_line(data)  # the usual case: exactly one whole answer
         try:
             for line in self.reader.feed(data):
                 if line and not line.isspace():
@@ -282,6 +290,19 @@ class Connection:
             self.reset_output()
             return ReadEvent.FLOOD
         return ReadEvent.LINE if self.lines else None
+
+    def _one_line(self, data: bytes) -> ReadEvent | None:
+        """``data`` is one complete line (newline last) and nothing else is buffered."""
+        if len(data) > MAX_LINE_BYTES + 1:
+            self.reset_output()
+            return ReadEvent.FLOOD
+        line = data[:-1].rstrip(b"\r")
+        if not line or line.isspace():
+            return None
+        self.lines.append(line)
+        if self.transcript is not None:
+            self.transcript.received(line)
+        return ReadEvent.LINE
 
     def reset_output(self) -> None:
         """Forget buffered stdout (after a flood) and whatever is waiting in the pipe."""
