@@ -154,7 +154,7 @@ class Stack:
 
     def up(self) -> None:
         try:
-            self.compose("up", "-d", "--no-build", "--wait", "--wait-timeout", "240", timeout=300)
+            self.compose("up", "-d", "--no-build", "--wait", "--wait-timeout", "300", timeout=360)
         except AssertionError:
             print(self.compose("logs", "--no-color", "--tail", "40").stdout)
             raise
