@@ -68,7 +68,7 @@ def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
 def celery_init_app(app: Flask) -> Celery:
     """Create the Celery app bound to ``app`` (every task runs inside an app context)."""
 
-    class FlaskTask(Task):  # type: ignore[misc]
+    class FlaskTask(Task):
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             with app.app_context():
                 return self.run(*args, **kwargs)

@@ -20,7 +20,7 @@ def register_commands(app: Flask) -> None:
 
 
 def _user(username: str) -> User:
-    user = db.session.scalar(select(User).where(User.username == username))
+    user: User | None = db.session.scalar(select(User).where(User.username == username))
     if user is None:
         raise click.ClickException(f"no user {username!r}")
     return user
@@ -271,7 +271,8 @@ def _await_active(owner_id: int, name: str, deadline: float) -> int:
         )
         if version is not None and version.status == VersionStatus.ACTIVE:
             click.echo(f"{name}: active")
-            return version.id
+            active_id: int = version.id
+            return active_id
         if version is None or version.status == VersionStatus.REJECTED:
             detail = version.error if version is not None else "not registered"
             raise click.ClickException(f"{name} cannot play: {detail}")

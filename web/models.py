@@ -70,7 +70,7 @@ class TournamentStatus(enum.StrEnum):
     CANCELLED = "cancelled"
 
 
-class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
+class User(UserMixin, db.Model):  # type: ignore[name-defined]
     __tablename__ = "users"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -87,7 +87,7 @@ class User(UserMixin, db.Model):  # type: ignore[name-defined,misc]
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
 
 
-class ApiToken(db.Model):  # type: ignore[name-defined,misc]
+class ApiToken(db.Model):  # type: ignore[name-defined]
     """A bearer token; only its SHA-256 is stored, the token itself is shown once."""
 
     __tablename__ = "api_tokens"
@@ -104,7 +104,7 @@ class ApiToken(db.Model):  # type: ignore[name-defined,misc]
     user: Mapped[User] = relationship(back_populates="tokens")
 
 
-class Bot(db.Model):  # type: ignore[name-defined,misc]
+class Bot(db.Model):  # type: ignore[name-defined]
     __tablename__ = "bots"
     __table_args__ = (UniqueConstraint("owner_id", "name"),)
 
@@ -128,7 +128,7 @@ class Bot(db.Model):  # type: ignore[name-defined,misc]
         return live[-1] if live else None
 
 
-class BotVersion(db.Model):  # type: ignore[name-defined,misc]
+class BotVersion(db.Model):  # type: ignore[name-defined]
     """One upload of a bot: a content-addressed archive, unpacked, built and validated."""
 
     __tablename__ = "bot_versions"
@@ -154,7 +154,7 @@ class BotVersion(db.Model):  # type: ignore[name-defined,misc]
     bot: Mapped[Bot] = relationship(back_populates="versions")
 
 
-class Ladder(db.Model):  # type: ignore[name-defined,misc]
+class Ladder(db.Model):  # type: ignore[name-defined]
     """A ranked queue for one game, variant and table size."""
 
     __tablename__ = "ladders"
@@ -180,7 +180,7 @@ class Ladder(db.Model):  # type: ignore[name-defined,misc]
         }
 
 
-class Tournament(db.Model):  # type: ignore[name-defined,misc]
+class Tournament(db.Model):  # type: ignore[name-defined]
     __tablename__ = "tournaments"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -199,7 +199,7 @@ class Tournament(db.Model):  # type: ignore[name-defined,misc]
     finished_at: Mapped[datetime | None]
 
 
-class Match(db.Model):  # type: ignore[name-defined,misc]
+class Match(db.Model):  # type: ignore[name-defined]
     """One match. The row, not the broker message, says whether it still has to be played."""
 
     __tablename__ = "matches"
@@ -233,7 +233,7 @@ class Match(db.Model):  # type: ignore[name-defined,misc]
     )
 
 
-class MatchSeat(db.Model):  # type: ignore[name-defined,misc]
+class MatchSeat(db.Model):  # type: ignore[name-defined]
     __tablename__ = "match_seats"
     __table_args__ = (
         UniqueConstraint("match_id", "seat"),
@@ -256,7 +256,7 @@ class MatchSeat(db.Model):  # type: ignore[name-defined,misc]
     version: Mapped[BotVersion] = relationship()
 
 
-class Rating(db.Model):  # type: ignore[name-defined,misc]
+class Rating(db.Model):  # type: ignore[name-defined]
     """A bot's current skill estimate on one ladder."""
 
     __tablename__ = "ratings"
@@ -274,7 +274,7 @@ class Rating(db.Model):  # type: ignore[name-defined,misc]
     bot: Mapped[Bot] = relationship()
 
 
-class RatingChange(db.Model):  # type: ignore[name-defined,misc]
+class RatingChange(db.Model):  # type: ignore[name-defined]
     """The effect of one match on one bot; unique per (match, bot) so no match is rated twice."""
 
     __tablename__ = "rating_changes"

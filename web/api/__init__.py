@@ -19,7 +19,7 @@ from web.extensions import csrf, limiter
 PREFIX = "/api/v1"
 
 
-class ArenaApi(Api):  # type: ignore[misc]
+class ArenaApi(Api):
     """flask-smorest's Api with the project's error envelope (errors are handled app-wide)."""
 
     ERROR_SCHEMA = schemas.ErrorEnvelope

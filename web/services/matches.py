@@ -117,7 +117,7 @@ def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
         .values(lease_until=utcnow() + timedelta(seconds=lease_seconds))
         .execution_options(synchronize_session=False)
     )
-    held = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
+    held: bool = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
     db.session.commit()
     return held
 

@@ -55,4 +55,5 @@ def user_for_token(token: str) -> User | None:
     if row is None or row.revoked_at is not None:
         return None
     row.last_used_at = utcnow()
-    return row.user
+    user: User = row.user
+    return user
