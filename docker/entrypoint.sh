@@ -10,9 +10,10 @@
 #
 # Every service first waits for PostgreSQL and Redis. ARENA_MIGRATE=1 migrates before starting.
 set -eu
+HERE="$(dirname "$0")"
 
 wait_for_services() {
-    python /app/docker/wait_for_services.py
+    python "$HERE/wait_for_services.py"
 }
 
 migrate() {
