@@ -187,7 +187,7 @@ class Cgroup:
         except OSError:
             return None
         if not _write_all(path, writes):
-            _rmdir(path)
+            remove_group_dir(path)
             return None
         self.dirs.append(path)
         return path
@@ -277,7 +277,7 @@ class Cgroup:
             return
         for d in reversed(self.dirs):
             for _ in range(40):
-                if _rmdir(d):
+                if remove_group_dir(d):
                     break
                 time.sleep(0.005)
         self.dirs.clear()
@@ -346,7 +346,7 @@ def sweep_stale(found: Hierarchies | None = None, root_name: str = ROOT_NAME) ->
 def _remove_unused(group: Path, found: Hierarchies, root_name: str) -> bool:
     owner = group.name.partition("-")[0]
     if owner.isdigit():
-        return not _alive(int(owner)) and _rmdir(group)
+        return not _alive(int(owner)) and remove_group_dir(group)
     if not group.name.startswith("slot"):
         return False
     memory = found.v1.get("memory")
@@ -354,7 +354,7 @@ def _remove_unused(group: Path, found: Hierarchies, root_name: str) -> bool:
     if lease is None:
         return False  # in use (or not ours to judge)
     try:
-        return _rmdir(group)
+        return remove_group_dir(group)
     finally:
         os.close(lease)
 
@@ -395,7 +395,8 @@ def _write_all(path: Path, writes: Writes) -> bool:
     return True
 
 
-def _rmdir(path: Path) -> bool:
+def remove_group_dir(path: Path) -> bool:
+    """Remove one cgroup folder; True when it is gone (or never existed)."""
     try:
         path.rmdir()
     except FileNotFoundError:

@@ -17,7 +17,7 @@ import os
 import time
 from pathlib import Path
 
-from sandbox.cgroups import Hierarchies, find_hierarchies
+from sandbox.cgroups import Hierarchies, find_hierarchies, remove_group_dir
 
 ROOT_NAME = "kozyri-arena-docker"
 """The directory, in every hierarchy, under which each container's parent group is made."""
@@ -77,19 +77,9 @@ class ContainerAccount:
         for mount in mounts:
             path = mount / self.relative
             for _ in range(attempts):
-                if _rmdir(path):
+                if remove_group_dir(path):
                     break
                 time.sleep(0.005)  # the engine may still be deleting the container's group
-
-
-def _rmdir(path: Path) -> bool:
-    try:
-        path.rmdir()
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return True
 
 
 def _first_int(path: Path) -> int | None:
