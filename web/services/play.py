@@ -108,8 +108,12 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
             ratings.apply_match(match, [s.bot_id for s in match.seats], outcome.ranking)
         db.session.commit()
     except IntegrityError:
+        # Rating changes of this match exist already (an admin replayed a rated match): keep
+        # them, record this play's result, and rate nothing twice.
         db.session.rollback()
-        log.warning("match %s was already rated; this result is discarded", match_id)
+        log.warning("match %s was already rated; its ratings are left as they were", match_id)
+        _mark_finished(match_id, attempt, outcome, replay_path)
+        db.session.commit()
         return False
     _after_finish(match_id)
     return True

@@ -172,3 +172,17 @@ def test_two_workers_finishing_matches_of_one_bot_lose_no_update(
     for before, after in itertools.pairwise(changes):
         assert after.mu_before == pytest.approx(before.mu_after)
     assert rating.mu == pytest.approx(changes[-1].mu_after)
+
+
+def test_replaying_a_rated_match_rates_nothing_twice(challenge: tuple[Any, list[Any]]) -> None:
+    match_id = queue_match(*challenge)
+    assert play.play_match(match_id) == "finished"
+    match = db.session.get(Match, match_id)
+    match.status, match.attempts = MatchStatus.QUEUED, 0  # as if replayed by hand
+    db.session.commit()
+    before = sorted((r.bot_id, r.mu, r.games) for r in db.session.scalars(select(Rating)))
+    assert play.play_match(match_id) == "result discarded"
+    db.session.expire_all()
+    assert db.session.get(Match, match_id).status == MatchStatus.FINISHED
+    assert rating_changes(match_id) == 2
+    assert sorted((r.bot_id, r.mu, r.games) for r in db.session.scalars(select(Rating))) == before
