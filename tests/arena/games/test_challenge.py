@@ -13,6 +13,7 @@ from arena import cards
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError, deal_rng
 from arena.games.challenge import Challenge, ChallengeState, mirrored_deal
+from tests.arena.games.wire import beat, lead, play, second
 
 TAKE = {"type": "take"}
 
@@ -21,23 +22,6 @@ def game(variant: str | None = None, **params: Any) -> Challenge:
     g = make_game("challenge", 2, params, variant)
     assert isinstance(g, Challenge)
     return g
-
-
-def play(state: ChallengeState, *wire: dict[str, Any]) -> None:
-    for action in wire:
-        state.apply_json(action)
-
-
-def lead(card: str) -> dict[str, str]:
-    return {"type": "lead", "card": card}
-
-
-def beat(card: str) -> dict[str, str]:
-    return {"type": "beat", "card": card}
-
-
-def second(card: str) -> dict[str, str]:
-    return {"type": "second", "card": card}
 
 
 def choose(kind: str, suit: str) -> dict[str, str]:

@@ -15,6 +15,7 @@ from arena.agents import greedy_agent, play_out
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError, deal_rng
 from arena.games.svoi_kozyri import SvoiKozyri, SvoiKozyriState
+from tests.arena.games.wire import beat, lead, play, second
 
 PACK = set(cards.strs(cards.pack(36)))
 
@@ -23,23 +24,6 @@ def game(players: int = 4, variant: str | None = None, **params: Any) -> SvoiKoz
     g = make_game("svoi-kozyri", players, params, variant)
     assert isinstance(g, SvoiKozyri)
     return g
-
-
-def play(state: SvoiKozyriState, *wire: dict[str, Any]) -> None:
-    for action in wire:
-        state.apply_json(action)
-
-
-def lead(card: str) -> dict[str, str]:
-    return {"type": "lead", "card": card}
-
-
-def beat(card: str) -> dict[str, str]:
-    return {"type": "beat", "card": card}
-
-
-def second(card: str) -> dict[str, str]:
-    return {"type": "second", "card": card}
 
 
 PICK = {"type": "pick_up"}

@@ -1,0 +1,25 @@
+"""Wire-form actions of the beating games (svoi-kozyri, challenge), as tests write them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.games.base import State
+
+
+def play(state: State, *wire: dict[str, Any]) -> None:
+    """Apply each wire action in turn; an illegal one raises as the referee would."""
+    for action in wire:
+        state.apply_json(action)
+
+
+def lead(card: str) -> dict[str, str]:
+    return {"type": "lead", "card": card}
+
+
+def beat(card: str) -> dict[str, str]:
+    return {"type": "beat", "card": card}
+
+
+def second(card: str) -> dict[str, str]:
+    return {"type": "second", "card": card}
