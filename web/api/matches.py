@@ -20,10 +20,6 @@ blp = Blueprint("api_matches", __name__, description="Matches, replays and tourn
 IMMUTABLE = "max-age=31536000, immutable"
 
 
-def ladder_slugs() -> dict[int, str]:
-    return {ladder.id: ladder.slug for ladder in queries.ladders()}
-
-
 def match_filter(args: dict[str, Any]) -> queries.MatchFilter | None:
     """The filter the query arguments ask for; None if it names a ladder that does not exist."""
     ladder_id = None
@@ -50,7 +46,7 @@ def matches(args: dict[str, Any]) -> dict[str, Any]:
     if flt is None:
         abort(404, description=f"no ladder {args['ladder']!r}")
     page = queries.matches(flt, args["page"], args["per_page"])
-    slugs = ladder_slugs()
+    slugs = queries.ladder_slugs()
     data = [match_json(m, slugs.get(m.ladder_id or 0)) for m in page.items]
     return envelope(data, page.meta())
 
@@ -67,7 +63,7 @@ def _match_or_404(match_id: int) -> Match:
 def match(match_id: int) -> dict[str, Any]:
     """One match: its seats, status and, once finished, places and seed."""
     found = _match_or_404(match_id)
-    return envelope(match_json(found, ladder_slugs().get(found.ladder_id or 0)))
+    return envelope(match_json(found, queries.ladder_slugs().get(found.ladder_id or 0)))
 
 
 @blp.route("/matches/<id:match_id>/replay")

@@ -78,6 +78,13 @@ def ladders() -> list[Ladder]:
     )
 
 
+def ladder_slugs() -> dict[int, str]:
+    """Every ladder's slug by id (a handful of rows), for linking matches to their ladders."""
+    return {
+        ladder_id: slug for ladder_id, slug in db.session.execute(select(Ladder.id, Ladder.slug))
+    }
+
+
 def ladder_by_slug(slug: str) -> Ladder | None:
     return db.session.scalar(select(Ladder).where(Ladder.slug == slug))
 

@@ -31,6 +31,7 @@ def index() -> ResponseReturnValue:
         action=ActionForm(),
         form=TournamentForm(),
         ladders=queries.ladders(),
+        slugs=queries.ladder_slugs(),
     )
 
 

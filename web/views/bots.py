@@ -55,6 +55,7 @@ def bot(bot_id: int) -> ResponseReturnValue:
         places=places,
         rivals=queries.head_to_head(bot_id, chosen.id if chosen else None),
         recent=queries.matches(queries.MatchFilter(bot_id=bot_id), 1, 15).items,
+        slugs=queries.ladder_slugs(),
         action=ActionForm(),
     )
 

@@ -66,4 +66,5 @@ def tournament(tournament_id: int) -> ResponseReturnValue:
         names=entry_names(entries),
         cross=crosstable(found),
         recent=queries.matches(queries.MatchFilter(tournament_id=found.id), 1, 20).items,
+        slugs=queries.ladder_slugs(),
     )

@@ -23,4 +23,5 @@ def user(username: str) -> ResponseReturnValue:
         me=auth.session_user() is not None and auth.session_user() == found,
         newest=queries.versions_of(bot_ids) if bot_ids else {},
         recent=queries.matches(queries.MatchFilter(user_id=found.id), 1, 15).items,
+        slugs=queries.ladder_slugs(),
     )
