@@ -12,8 +12,10 @@ Figures measured in one run, on one core, for the same moves and the same reques
 - runner per move: the time between successive decisions in that match, everything included
   (engine, exchange, policing, replay recording).
 
-The bot answers every request with index 0. Last line: ``ratio=<runner exchange / floor>``
-(medians); ``full_ratio`` compares the whole per-move time with the floor instead.
+The bot answers every request with index 0. Last line: ``ratio=<runner exchange / floor>``,
+the median over rounds of each round's ratio of medians (a round's floor and runner passes run
+back to back, so they share the machine's load even when it changes between rounds);
+``full_ratio`` compares the whole per-move time with the floor instead.
 
     .venv/bin/python bench/protocol.py [--game svoi-kozyri] [--players 2] [--deals 6]
 """
@@ -172,7 +174,7 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=2)
     parser.add_argument("--deals", type=int, default=6)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--rounds", type=int, default=3, help="floor and runner passes, alternated")
+    parser.add_argument("--rounds", type=int, default=5, help="floor and runner passes, alternated")
     parser.add_argument("--no-pin", action="store_true", help="let the runner use every core")
     args = parser.parse_args()
     game = make_game(args.game, players=args.players, params={"deals": args.deals})
@@ -202,8 +204,13 @@ def main() -> None:
     }
     for key, label in labels.items():
         print(f"{label:24s}median {medians[key] * 1e6:7.1f} us")
+    paired = [
+        statistics.median(exchange) / statistics.median(floor)
+        for exchange, floor in zip(figures["exchange"], figures["floor"], strict=True)
+    ]
+    print("per-round ratios " + " ".join(f"{r:.2f}" for r in paired))
     print(f"full_ratio={medians['runner'] / medians['floor']:.2f}")
-    print(f"ratio={medians['exchange'] / medians['floor']:.2f}")
+    print(f"ratio={statistics.median(paired):.2f}")
 
 
 if __name__ == "__main__":
