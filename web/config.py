@@ -54,6 +54,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "UPLOAD_RATE_LIMIT": "20 per hour",
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
+        "TRUSTED_PROXIES": 0,
         "RATELIMIT_ENABLED": True,
         "RATELIMIT_IN_MEMORY_FALLBACK_ENABLED": True,
         "RATELIMIT_HEADERS_ENABLED": True,

@@ -29,6 +29,19 @@ def register(app: Flask) -> None:
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["num"] = lambda x, d=2: "" if x is None else f"{x:.{d}f}"
     _configure_login(app)
+    _trust_proxies(app)
+
+
+def _trust_proxies(app: Flask) -> None:
+    """Behind ``TRUSTED_PROXIES`` reverse proxies, take the client's address and scheme from
+    their ``X-Forwarded-*`` headers (rate limits count per client, not per proxy)."""
+    hops = int(app.config.get("TRUSTED_PROXIES", 0))
+    if hops > 0:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
+            app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops
+        )
 
 
 def _configure_login(app: Flask) -> None:

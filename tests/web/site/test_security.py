@@ -263,3 +263,19 @@ def test_revoked_tokens_stop_working(client: FlaskClient, world: World) -> None:
     assert revoke
     client.post(revoke.group(1), data={"csrf_token": csrf_from(page)})
     assert client.get("/api/v1/me", headers=headers).status_code == 401
+
+
+def test_behind_a_proxy_each_client_has_its_own_limit(app: Flask, world: World) -> None:
+    from web import create_app
+
+    config = {k: v for k, v in app.config.items() if k.isupper()}
+    proxied = create_app({**config, "TRUSTED_PROXIES": 1, "AUTH_RATE_LIMIT": "2 per minute"})
+    client = proxied.test_client()
+    token = csrf_from(client.get("/login").get_data(as_text=True))
+
+    def attempt(address: str) -> int:
+        form = {"username": "alice", "password": "wrong", "csrf_token": token}
+        return client.post("/login", data=form, headers={"X-Forwarded-For": address}).status_code
+
+    assert [attempt("203.0.113.1") for _ in range(3)] == [200, 200, 429]
+    assert attempt("203.0.113.2") == 200, "another client behind the same proxy"
