@@ -104,21 +104,36 @@ def _agent(bot: Any, game: Game) -> Callable[[State], int]:
     return act
 
 
+def heuristic_against_greedy(game: Game, matches: int) -> tuple[float, float]:
+    """Points of the heuristic sample (one seat, rotating) and the average greedy seat's."""
+    mine = theirs = 0.0
+    for seed in range(matches):
+        seat = seed % game.players
+        agents = [
+            _agent(_load_sample(game.name, "heuristic" if i == seat else "greedy"), game)
+            for i in range(game.players)
+        ]
+        state = game.new_state(seed)
+        while not state.is_terminal():
+            state.apply_action(agents[state.current_player()](state))
+        scores = state.result().scores
+        mine += scores[seat]
+        theirs += (sum(scores) - scores[seat]) / (game.players - 1)
+    return mine, theirs
+
+
 @pytest.mark.parametrize("game", ["svoi-kozyri", "challenge"])
 def test_heuristic_sample_beats_greedy_sample_clearly(game: str) -> None:
-    match = make_game(game, players=2, params={"deals": 10})
-    heuristic = _agent(_load_sample(game, "heuristic"), match)
-    greedy = _agent(_load_sample(game, "greedy"), match)
-    mine = theirs = 0.0
-    for seed in range(30):
-        seat = seed % 2
-        state = match.new_state(seed)
-        while not state.is_terminal():
-            turn = heuristic if state.current_player() == seat else greedy
-            state.apply_action(turn(state))
-        scores = state.result().scores
-        mine, theirs = mine + scores[seat], theirs + scores[1 - seat]
+    mine, theirs = heuristic_against_greedy(make_game(game, players=2, params={"deals": 10}), 30)
     assert mine > 1.3 * theirs, (mine, theirs)
+
+
+def test_svoi_kozyri_heuristic_loses_fewer_deals_at_a_full_table() -> None:
+    deals, matches = 4, 120
+    game = make_game("svoi-kozyri", players=4, params={"deals": deals})
+    mine, theirs = heuristic_against_greedy(game, matches)  # scores: deals not lost
+    my_fools, their_fools = deals * matches - mine, deals * matches - theirs
+    assert my_fools < 0.7 * their_fools, (my_fools, their_fools)
 
 
 def test_build_runs_in_the_bot_folder_and_reports_failure(tmp_path: Path) -> None:
