@@ -228,9 +228,30 @@ def check_replay(obj: Any) -> Replay:
     missing = [key for key in _REQUIRED if key not in obj]
     if missing:
         raise ReplayError(f"replay lacks {', '.join(missing)}")
-    if not isinstance(obj["steps"], list) or not isinstance(obj["game"], dict):
-        raise ReplayError("replay 'steps' must be a list and 'game' an object")
+    problem = _shape_problem(obj)
+    if problem:
+        raise ReplayError(problem)
     return cast(Replay, obj)
+
+
+def _shape_problem(obj: dict[str, Any]) -> str | None:
+    """What is wrong with the types of a replay's fields, so a re-play never trips on them."""
+    if not isinstance(obj["game"], dict) or not isinstance(obj["seats"], list):
+        return "replay 'game' must be an object and 'seats' a list"
+    if not _is_int(obj["seed"]):
+        return f"replay 'seed' must be an integer, not {obj['seed']!r}"
+    if not isinstance(obj["steps"], list):
+        return "replay 'steps' must be a list"
+    for index, step in enumerate(obj["steps"]):
+        if not isinstance(step, dict) or "action" not in step:
+            return f"step {index}: not an object with an 'action'"
+        if not (_is_int(step.get("seat")) and _is_int(step.get("deal"))):
+            return f"step {index}: 'seat' and 'deal' must be integers"
+    return None
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def write_replay(path: str | os.PathLike[str], replay: Replay, indent: bool = False) -> None:
@@ -253,9 +274,13 @@ def write_replay(path: str | os.PathLike[str], replay: Replay, indent: bool = Fa
 def read_replay(path: str | os.PathLike[str]) -> Replay:
     """Read a replay file (plain or gzipped JSON); raise ``ReplayError`` with the file's name."""
     target = Path(path)
-    data = target.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+    try:
+        data = target.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise ReplayError(f"{target}: cannot read ({reason})") from None
     try:
         return loads_replay(data)
     except ReplayError as exc:
@@ -275,8 +300,12 @@ class Simulation:
 
 
 def initial_state(replay: Replay) -> State:
-    """The match of ``replay`` before its first decision."""
-    game = make_game(**replay["game"])
+    """The match of ``replay`` before its first decision; ``ReplayError`` if its game is unknown."""
+    try:
+        game = make_game(**replay["game"])
+    except (GameError, TypeError) as exc:
+        name = replay["game"].get("game")
+        raise ReplayError(f"cannot rebuild the game {name!r} of this replay: {exc}") from None
     return game.new_state(replay["seed"])
 
 
@@ -298,10 +327,7 @@ def apply_step(state: State, step: Step, index: int) -> str | None:
 
 def simulate(replay: Replay, upto: int | None = None) -> Simulation:
     """Re-play the first ``upto`` steps (all by default), stopping at the first bad one."""
-    try:
-        state = initial_state(replay)
-    except (GameError, TypeError) as exc:
-        raise ReplayError(f"cannot rebuild the game {replay['game']!r}: {exc}") from None
+    state = initial_state(replay)
     steps = replay["steps"][:upto] if upto is not None else replay["steps"]
     for index, step in enumerate(steps):
         problem = apply_step(state, step, index)

@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from arena import __version__, matchmaking
+from arena.agents import get_agent
 from arena.bots import BotManifest, load_bot
 from arena.games import make_game
 from arena.ratings import Rating, display, rate_table
@@ -371,10 +372,18 @@ def entry_names(sources: Sequence[str]) -> list[str]:
 
 def load_summary(path: str | os.PathLike[str]) -> TournamentSpec:
     """The spec stored in a ``tournament.json``, to play the same tournament again."""
-    data = orjson.loads(Path(path).read_bytes())
-    if data.get("format") != SUMMARY_FORMAT:
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read ({exc.strerror})") from None
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != SUMMARY_FORMAT:
         raise ValueError(f"{path}: not a tournament summary")
-    return TournamentSpec.from_json(data["spec"])
+    try:
+        return TournamentSpec.from_json(data["spec"])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: a damaged tournament summary ({exc!r})") from None
 
 
 # --- executing matches (in this process or in a pool) ---------------------------------------
@@ -459,5 +468,7 @@ def _game_config(spec: TournamentSpec) -> JSON:
 def _load_entrant(source: str) -> Entrant:
     """A bot folder's manifest, or a built-in agent for ``builtin:<agent>``."""
     if source.startswith(BUILTIN_PREFIX):
-        return BuiltinBot(source.removeprefix(BUILTIN_PREFIX))
+        agent = source.removeprefix(BUILTIN_PREFIX)
+        get_agent(agent)  # an unknown name fails here, before any match starts
+        return BuiltinBot(agent)
     return load_bot(source)

@@ -9,6 +9,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from arena.cli.errors import print_error
 from arena.games import game_class, names
 from arena.games.base import JSON, ConfigError, GameSpec
 
@@ -89,6 +90,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             overview(console)
     except (ConfigError, ModuleNotFoundError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        print_error(console, exc)
         return 2
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -12,6 +13,7 @@ from rich.console import Console
 from rich.text import Text
 
 from arena.agents import AGENTS, Agent, get_agent
+from arena.cli.errors import print_error
 from arena.games import make_game
 from arena.games.base import ConfigError, Game, State
 from arena.render import JSON, action_text, event_text, render_result, render_table, seat_label
@@ -145,13 +147,20 @@ def deal_ending(last_deal: Any) -> list[JSON]:
     return ending
 
 
+def check_replay_path(path: str | None) -> None:
+    """Refuse a replay path whose folder is missing before the match, not after it."""
+    if path and not Path(path).absolute().parent.is_dir():
+        raise ValueError(f"--replay {path}: no folder {Path(path).absolute().parent}")
+
+
 def run(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     try:
         game = build_game(args)
         agents, names = seat_agents(args.agents, game.players)
+        check_replay_path(args.replay)
     except (ConfigError, ValueError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        print_error(console, exc)
         return 2
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     state = game.new_state(seed)

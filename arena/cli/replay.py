@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from arena.cli.errors import print_error
 from arena.games.base import JSON
 from arena.render import action_text, event_text, render_result, render_table, seat_label
 from arena.replay import Replay, ReplayError, read_replay, states
@@ -122,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             raise ReplayError(f"no seat {args.seat}: seats are 0..{players - 1}")
         viewer = Viewer(console, replay, args.seat)
     except (OSError, ReplayError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        print_error(console, exc)
         return 2
     start = min(max(args.step, 0), viewer.last)
     if args.interactive:

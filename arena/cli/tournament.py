@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.bots import load_bot
+from arena.cli.errors import print_error
 from arena.games.base import GameError
 from arena.runner import SeatStatus
 from arena.tournament import (
@@ -79,10 +80,10 @@ def run(args: argparse.Namespace) -> int:
         tournament = Tournament(spec, entry_names(spec.bots), out, jobs=max(1, args.jobs))
         warnings = tournament.check()
     except (ValueError, GameError, SandboxError) as exc:
-        err.print(f"[red]error:[/] {exc}")
+        print_error(err, exc)
         return 2
     for warning in warnings:
-        err.print(f"[yellow]warning:[/] {warning}")
+        print_error(err, warning, "warning")
     out.mkdir(parents=True, exist_ok=True)
     rows = _play(tournament, err)
     console = Console()

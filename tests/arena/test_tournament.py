@@ -238,3 +238,31 @@ def test_check_warns_about_bots_that_do_not_list_the_game() -> None:
     s = spec(game="svoi-kozyri", bots=bots, players=2)
     warnings = Tournament(s, entry_names(s.bots), None).check()
     assert warnings == ["challenge-random does not list svoi-kozyri in its bot.toml"]
+
+
+def test_cli_names_an_unknown_builtin_agent_before_any_match(tmp_path: Path, capsys) -> None:
+    args = ["svoi-kozyri", "builtin:genius", "builtin:random", "--players", "2"]
+    assert main(["tournament", *args, "--out", str(tmp_path / "t"), "--sandbox", "none"]) == 2
+    assert "no built-in agent 'genius'" in capsys.readouterr().err
+    assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read (No such file or directory)"),
+        (b"{broken", "not JSON"),
+        (b"[1]", "not a tournament summary"),
+        (b'{"format": "kozyri-arena-tournament"}', "a damaged tournament summary"),
+        (b'{"format": "kozyri-arena-tournament", "spec": {"game": "x"}}', "damaged"),
+    ],
+)
+def test_again_with_a_bad_summary_says_what_is_wrong(
+    tmp_path: Path, capsys, content: bytes | None, message: str
+) -> None:
+    path = tmp_path / "tournament.json"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["tournament", "--again", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: ") and message in err

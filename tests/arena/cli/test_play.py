@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import orjson
+import pytest
 
 from arena.cli.main import main
 from arena.replay import read_replay, verify, write_replay
@@ -221,3 +222,71 @@ def test_a_svara_deal_ends_with_its_showdown_and_winner_in_the_commentary(capsys
     shown = next(i for i, line in enumerate(lines) if "showdown:" in line)
     assert "wins the pot" in "\n".join(lines[shown : shown + 3])
     assert any(line.strip().startswith("everyone antes 10") for line in lines[shown:])
+
+
+def test_play_refuses_a_replay_path_in_a_missing_folder_before_playing(toy: str, capsys) -> None:
+    assert main(["play", toy, "--quiet", "--replay", "/no/such/folder/m.json"]) == 2
+    out = capsys.readouterr().out
+    assert out.strip() == "error: --replay /no/such/folder/m.json: no folder /no/such/folder"
+
+
+def _damaged(replay: dict, damage: str) -> dict:
+    """``replay`` with one field broken the way a hand-edited or truncated file might be."""
+    if damage == "seats":
+        replay["seats"] = 3
+    elif damage == "seed":
+        replay["seed"] = "seven"
+    elif damage == "step":
+        replay["steps"][1] = 7
+    elif damage == "step-seat":
+        replay["steps"][0]["seat"] = None
+    elif damage == "game":
+        replay["game"]["colour"] = "red"
+    return replay
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        ("seats", "'seats' a list"),
+        ("seed", "'seed' must be an integer"),
+        ("step", "step 1: not an object"),
+        ("step-seat", "step 0: 'seat' and 'deal' must be integers"),
+        ("game", "cannot rebuild the game 'toy-high-card'"),
+    ],
+)
+def test_damaged_replays_get_one_clear_line(
+    toy: str, tmp_path: Path, capsys, damage: str, message: str
+) -> None:
+    good = tmp_path / "good.json"
+    main(["play", toy, "--seed", "2", "--quiet", "--replay", str(good)])
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(orjson.dumps(_damaged(orjson.loads(good.read_bytes()), damage)))
+    capsys.readouterr()
+    assert main(["replay", str(bad), "--no-interactive"]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("error: ") and message in out and "Traceback" not in out
+    assert main(["verify", str(bad)]) == 1
+    assert message in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "cannot read (No such file or directory)"),
+        (b"{broken", "not JSON"),
+        (b"[1, 2]", "not a kozyri-arena-replay document"),
+        (b"\x1f\x8b\x08\x00", "cannot read"),
+    ],
+)
+def test_unreadable_replay_files_get_one_clear_line(
+    tmp_path: Path, capsys, content: bytes | None, message: str
+) -> None:
+    path = tmp_path / "r.json"
+    if content is not None:
+        path.write_bytes(content)
+    assert main(["replay", str(path), "--no-interactive"]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith(f"error: {path}: ") and message in out
+    assert main(["verify", str(path)]) == 1
+    assert message in capsys.readouterr().out
