@@ -69,16 +69,20 @@ class Param:
         if self.kind == "str" and self.choices:
             ok = False
         if not ok:
-            allowed = f" or one of {list(self.choices)}" if self.choices else ""
-            raise ConfigError(
-                f"parameter {self.name!r} must be {self.kind}{allowed}, got {value!r}"
-            )
+            raise ConfigError(f"parameter {self.name!r} must be {self._wanted()}, got {value!r}")
         if self.kind == "int":
             if self.minimum is not None and value < self.minimum:
                 raise ConfigError(f"parameter {self.name!r} must be >= {self.minimum}, got {value}")
             if self.maximum is not None and value > self.maximum:
                 raise ConfigError(f"parameter {self.name!r} must be <= {self.maximum}, got {value}")
         return value
+
+    def _wanted(self) -> str:
+        """What values fit, in words: "one of 'seat', 'choose'" or "int or 'all'"."""
+        words = ", ".join(repr(c) for c in self.choices)
+        if self.kind == "str" and self.choices:
+            return f"one of {words}"
+        return f"{self.kind} or {words}" if self.choices else self.kind
 
     def describe(self) -> JSON:
         d: JSON = {"name": self.name, "kind": self.kind, "default": self.default, "doc": self.doc}

@@ -1,0 +1,35 @@
+"""Declared game parameters: which values fit, and what a refusal says."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arena.games.base import ConfigError, Param
+
+WORD = Param("seating", "seat", "who picks trumps", kind="str", choices=("seat", "choose"))
+COUNT = Param("pickup", 3, "cards taken", minimum=1, maximum=6, choices=("all",))
+FLAG = Param("draw", True, "draws allowed", kind="bool")
+
+
+@pytest.mark.parametrize(("param", "value"), [(WORD, "choose"), (COUNT, 6), (COUNT, "all")])
+def test_fitting_values_pass_unchanged(param: Param, value: Any) -> None:
+    assert param.check(value) == value
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "message"),
+    [
+        (WORD, "zzz", "parameter 'seating' must be one of 'seat', 'choose', got 'zzz'"),
+        (COUNT, "x", "parameter 'pickup' must be int or 'all', got 'x'"),
+        (COUNT, True, "parameter 'pickup' must be int or 'all', got True"),
+        (COUNT, 7, "parameter 'pickup' must be <= 6, got 7"),
+        (COUNT, 0, "parameter 'pickup' must be >= 1, got 0"),
+        (FLAG, 3, "parameter 'draw' must be bool, got 3"),
+    ],
+)
+def test_a_refusal_names_the_values_that_fit(param: Param, value: Any, message: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        param.check(value)
+    assert str(refused.value) == message
