@@ -10,7 +10,13 @@ from tests.golden import case_id, game_cases, golden_path, golden_replay, load_s
 
 def main(argv: list[str]) -> int:
     wanted = set(argv)
-    for case in game_cases():
+    cases = game_cases()
+    unknown = wanted - {case[0] for case in cases} - {case_id(case) for case in cases}
+    if unknown:
+        known = ", ".join(case_id(case) for case in cases)
+        print(f"no game or variant {', '.join(sorted(unknown))}; known: {known}", file=sys.stderr)
+        return 2
+    for case in cases:
         name = case[0]
         if wanted and name not in wanted and case_id(case) not in wanted:
             continue

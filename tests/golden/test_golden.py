@@ -9,6 +9,7 @@ import pytest
 
 from arena.replay import read_replay, verify
 from tests.golden import Case, case_id, game_cases, golden_path, golden_replay, require_spec
+from tests.golden.__main__ import main as regenerate
 
 CASES = game_cases()
 REGENERATE = "regenerate with `python -m tests.golden` if the change is deliberate"
@@ -38,3 +39,8 @@ def test_greedy_play_still_matches_the_golden_replay(case: Case) -> None:
     recorded.pop("engine")
     fresh.pop("engine")
     assert recorded == fresh, f"{path.name}: header or result differs; {REGENERATE}"
+
+
+def test_regenerating_an_unknown_game_is_refused(capsys) -> None:
+    assert regenerate(["no-such-game"]) == 2
+    assert "no game or variant no-such-game; known: svoi-kozyri," in capsys.readouterr().err
