@@ -236,8 +236,10 @@ def check_replay(obj: Any) -> Replay:
 
 def _shape_problem(obj: dict[str, Any]) -> str | None:
     """What is wrong with the types of a replay's fields, so a re-play never trips on them."""
-    if not isinstance(obj["game"], dict) or not isinstance(obj["seats"], list):
-        return "replay 'game' must be an object and 'seats' a list"
+    if not all(isinstance(obj[key], dict) for key in ("game", "result", "outcome")):
+        return "replay 'game', 'result' and 'outcome' must be objects"
+    if not isinstance(obj["seats"], list):
+        return "replay 'seats' must be a list"
     if not _is_int(obj["seed"]):
         return f"replay 'seed' must be an integer, not {obj['seed']!r}"
     if not isinstance(obj["steps"], list):

@@ -240,6 +240,8 @@ def _damaged(replay: dict, damage: str) -> dict:
         replay["steps"][1] = 7
     elif damage == "step-seat":
         replay["steps"][0]["seat"] = None
+    elif damage == "outcome":
+        replay["outcome"] = []
     elif damage == "game":
         replay["game"]["colour"] = "red"
     return replay
@@ -248,7 +250,8 @@ def _damaged(replay: dict, damage: str) -> dict:
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        ("seats", "'seats' a list"),
+        ("seats", "'seats' must be a list"),
+        ("outcome", "'outcome' must be objects"),
         ("seed", "'seed' must be an integer"),
         ("step", "step 1: not an object"),
         ("step-seat", "step 0: 'seat' and 'deal' must be integers"),
