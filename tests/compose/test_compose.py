@@ -122,6 +122,9 @@ def test_no_service_gets_the_docker_socket() -> None:
         for volume in service.get("volumes", []):
             assert "docker.sock" not in str(volume.get("source", "")), name
         assert not service.get("privileged"), name
+    for name in ("migrate", "web", "worker", "beat"):
+        assert services[name]["cap_drop"] == ["ALL"], name
+        assert "no-new-privileges:true" in services[name]["security_opt"], name
     worker = services["worker"]
     assert worker["environment"]["ARENA_SANDBOX"] == "bwrap"
     assert worker["init"] is True and worker["pids_limit"] > 0
