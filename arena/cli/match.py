@@ -134,6 +134,14 @@ def run(args: argparse.Namespace) -> int:
         outcome = play.run(console, quiet=args.quiet, verbose=args.verbose)
     console.print(result_table(outcome))
     write_replay(path, outcome.replay)  # type: ignore[arg-type]
+    report_files(console, outcome, path, sorted(wire))
+    again = f"arena match --repeat {path} {' '.join(args.bots)}"
+    console.print(f"[dim]repeat this match: {escape(again)}[/]", soft_wrap=True)
+    return 0
+
+
+def report_files(console: Console, outcome: MatchOutcome, path: Path, wired: list[int]) -> None:
+    """Explain each failed seat, save the stderr logs, and say where every file is."""
     logs = write_stderr_logs(outcome, path)
     for seat, report in enumerate(outcome.seats):
         if report.status != "ok" or report.message:
@@ -141,11 +149,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"replay: {path}   (arena replay {path})")
     for seat, log in logs.items():
         console.print(f"stderr of seat {seat}: {log}")
-    for seat in wire:
+    for seat in wired:
         console.print(f"conversation with seat {seat}: {wire_log_path(path, seat)}")
-    again = f"arena match --repeat {path} {' '.join(args.bots)}"
-    console.print(f"[dim]repeat this match: {escape(again)}[/]", soft_wrap=True)
-    return 0
 
 
 def apply_repeat(args: argparse.Namespace) -> list[str]:
