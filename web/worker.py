@@ -1,8 +1,9 @@
-"""Worker entry point: ``celery -A web.worker:celery worker -Q matches,default`` (or ``beat``)."""
+"""Worker entry point: ``celery -A web.worker worker -Q matches,default`` (or ``beat``)."""
 
 from __future__ import annotations
 
 from web import create_app
 
-app = create_app()
-celery = app.extensions["celery"]
+flask_app = create_app()
+# Celery looks for ``app`` or ``celery`` here: both name the Celery app, bound to ``flask_app``.
+celery = app = flask_app.extensions["celery"]
