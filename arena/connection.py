@@ -141,14 +141,24 @@ class Connection:
         it has left more than ``MAX_UNREAD_BYTES`` unread (``stalled``; ``data`` is dropped).
         ``deadline`` is accepted for older callers and not needed: no write ever waits.
         """
-        if self.transcript is not None:
-            self.transcript.sent(data)
+        if self.gone:
+            return False
         if self.outbox:
             if len(self.outbox) + len(data) > MAX_UNREAD_BYTES:
                 self.stalled = True
                 return False
             self.outbox += data
-            return self.flush()
+            accepted = self.flush()
+        else:
+            accepted = self._write_now(data)
+        if accepted:
+            self.stalled = False
+            if self.transcript is not None:
+                self.transcript.sent(data)
+        return accepted
+
+    def _write_now(self, data: bytes) -> bool:
+        """Write what the pipe takes of ``data`` and queue the rest; False if the bot is gone."""
         try:
             written = os.write(self.process.stdin_fd, data)
         except BlockingIOError:
