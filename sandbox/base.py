@@ -35,6 +35,14 @@ class SandboxUnavailable(SandboxError):
     """This kind of sandbox cannot run on this machine; the message says why."""
 
 
+def bot_folder(bot_dir: Path) -> Path:
+    """``bot_dir`` made absolute; ``SandboxError`` if it is not a folder."""
+    folder = Path(bot_dir).resolve()
+    if not folder.is_dir():
+        raise SandboxError(f"no bot folder {folder}")
+    return folder
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits for one bot process tree."""

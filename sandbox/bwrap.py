@@ -37,6 +37,7 @@ from sandbox.base import (
     Sandbox,
     SandboxError,
     Usage,
+    bot_folder,
     kit_env,
 )
 from sandbox.cgroups import Cgroup, CgroupLimits, sweep_stale
@@ -412,9 +413,7 @@ class BwrapSandbox(Sandbox):
         slot: int = 0,
         cpu: int | None = None,
     ) -> BotProcess:
-        bot_dir = Path(bot_dir).resolve()
-        if not bot_dir.is_dir():
-            raise SandboxError(f"no bot folder {bot_dir}")
+        bot_dir = bot_folder(bot_dir)
         argv, extra = resolve_interpreter(command)
         uid = self.host_uid(slot)
         # The bot's own uid mounts the folders: one it cannot reach (a checkout under /root,

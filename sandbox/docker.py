@@ -38,6 +38,7 @@ from sandbox.base import (
     Sandbox,
     SandboxError,
     Usage,
+    bot_folder,
     kit_env,
 )
 from sandbox.cgroups import find_hierarchies, sweep_stale
@@ -365,9 +366,7 @@ class DockerSandbox(Sandbox):
         slot: int = 0,
         cpu: int | None = None,
     ) -> BotProcess:
-        bot_dir = Path(bot_dir).resolve()
-        if not bot_dir.is_dir():
-            raise SandboxError(f"no bot folder {bot_dir}")
+        bot_dir = bot_folder(bot_dir)
         account = ContainerAccount() if self.accounts else None
         try:
             container = self._create(bot_dir, command, limits, env, slot, cpu, account)

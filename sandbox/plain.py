@@ -14,7 +14,17 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox.base import KIT_DIR, BotProcess, Exit, Limits, Sandbox, SandboxError, Usage, kit_env
+from sandbox.base import (
+    KIT_DIR,
+    BotProcess,
+    Exit,
+    Limits,
+    Sandbox,
+    SandboxError,
+    Usage,
+    bot_folder,
+    kit_env,
+)
 
 
 def resolve_command(command: Sequence[str], bot_dir: Path) -> list[str]:
@@ -127,6 +137,7 @@ class PlainSandbox(Sandbox):
         slot: int = 0,
         cpu: int | None = None,
     ) -> BotProcess:
+        bot_dir = bot_folder(bot_dir)
         argv = resolve_command(command, bot_dir)
 
         def preexec() -> None:
@@ -136,7 +147,8 @@ class PlainSandbox(Sandbox):
                     os.sched_setaffinity(0, {cpu})
                 except OSError:
                     pass
-            _lower(resource.RLIMIT_CPU, limits.cpu_seconds)
+            # SIGXCPU at the soft limit tells a CPU overrun from a kill; SIGKILL a second later.
+            _lower(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1)
             _lower(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
             _lower(resource.RLIMIT_NOFILE, limits.open_files)
             _lower(resource.RLIMIT_CORE, 0)
@@ -172,8 +184,12 @@ class PlainSandbox(Sandbox):
         }
 
 
-def _lower(which: int, value: int) -> None:
-    """Lower a soft and hard rlimit to ``value`` (raising is impossible here anyway)."""
+def _lower(which: int, value: int, hard_value: int | None = None) -> None:
+    """Lower a soft rlimit to ``value`` and the hard one to ``hard_value`` (default: the same).
+
+    Raising is impossible here anyway: a limit already lower stays as it is.
+    """
+    wanted = value if hard_value is None else hard_value
     _soft, hard = resource.getrlimit(which)
-    new_hard = value if hard == resource.RLIM_INFINITY else min(hard, value)
+    new_hard = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
     resource.setrlimit(which, (min(value, new_hard), new_hard))
