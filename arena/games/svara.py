@@ -6,7 +6,7 @@ pot; a tie for the best ("svara") keeps the pot for a new deal among the tied pl
 pays half the pot to join. Balances are on credit (they may go negative), so there are no all-ins
 and no side pots. A match is ``deals`` deals; seats are ranked by net chips.
 
-Hand values live in ``arena.games.svara_hands``.
+Hand values live in ``arena.games.svara_hands``, action codes in ``arena.games.svara_actions``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from arena import cards
 from arena.cards import Card
+from arena.games import svara_actions
 from arena.games.base import (
     JSON,
     TERMINAL,
@@ -32,15 +33,18 @@ from arena.games.base import (
     deal_rng,
     ranking_from_scores,
 )
+from arena.games.svara_actions import (
+    CALL,
+    DARK_BASE,
+    DECLINE,
+    FOLD,
+    JOIN,
+    LOOK,
+    MAX_STAKE_LIMIT,
+    RAISE_BASE,
+    SHOW,
+)
 from arena.games.svara_hands import HAND_SIZE, HandRules, hand_value, points
-
-LOOK, FOLD, CALL, SHOW, JOIN, DECLINE = range(6)
-DARK_BASE = 10_000
-RAISE_BASE = 20_000
-MAX_STAKE_LIMIT = 5_000
-_SIMPLE = {"look": LOOK, "fold": FOLD, "call": CALL, "show": SHOW, "join": JOIN, "decline": DECLINE}
-_SIMPLE_NAMES = {v: k for k, v in _SIMPLE.items()}
-
 
 # --- The game -----------------------------------------------------------------------------------
 
@@ -471,27 +475,10 @@ class SvaraState(State):
     # --- wire forms ---------------------------------------------------------------------------
 
     def action_to_json(self, action: Action) -> JSON:
-        if action in _SIMPLE_NAMES:
-            return {"type": _SIMPLE_NAMES[action]}
-        if DARK_BASE <= action < RAISE_BASE:
-            return {"type": "dark", "amount": action - DARK_BASE}
-        if RAISE_BASE <= action < RAISE_BASE + DARK_BASE:
-            return {"type": "raise", "amount": action - RAISE_BASE}
-        raise IllegalActionError(f"no such action: {action!r}")
+        return svara_actions.action_to_json(action)
 
     def action_from_json(self, obj: Any) -> Action:
-        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
-            raise IllegalActionError(f'an action is an object with a "type", got {obj!r}')
-        kind = obj["type"]
-        if kind in _SIMPLE:
-            return _SIMPLE[kind]
-        if kind not in ("dark", "raise"):
-            known = ", ".join([*_SIMPLE, "dark", "raise"])
-            raise IllegalActionError(f"unknown action type {kind!r} (types: {known})")
-        amount = obj.get("amount")
-        if not isinstance(amount, int) or isinstance(amount, bool) or not 0 < amount < DARK_BASE:
-            raise IllegalActionError(f'"{kind}" needs a positive int "amount", got {amount!r}')
-        return (DARK_BASE if kind == "dark" else RAISE_BASE) + amount
+        return svara_actions.action_from_json(obj)
 
     # --- views --------------------------------------------------------------------------------
 
