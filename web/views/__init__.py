@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Flask, render_template, request, url_for
+from flask import Flask, abort, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 from werkzeug.exceptions import HTTPException, InternalServerError
@@ -25,6 +25,7 @@ def register(app: Flask) -> None:
     app.register_error_handler(HTTPException, handle_http_error)
     app.register_error_handler(Exception, handle_unexpected)
     app.context_processor(template_helpers)
+    app.before_request(refuse_nul_characters)
     app.after_request(security_headers)
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["num"] = lambda x, d=2: "" if x is None else f"{x:.{d}f}"
@@ -105,6 +106,18 @@ def _json(payload: dict[str, Any]) -> bytes:
     import orjson
 
     return orjson.dumps(payload)
+
+
+def refuse_nul_characters() -> None:
+    """400 for a NUL character in the path, query or form fields: no database stores one."""
+    fields = list(request.args.items(multi=True))
+    if request.method == "POST" and request.mimetype in (
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+    ):
+        fields += list(request.form.items(multi=True))
+    if "\x00" in request.path or any("\x00" in k + v for k, v in fields):
+        abort(400, description="NUL characters are not allowed in requests")
 
 
 def security_headers(response: Any) -> Any:

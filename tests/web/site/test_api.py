@@ -9,7 +9,7 @@ import zipfile
 from flask.testing import FlaskClient
 
 from arena.replay import check_replay, verify
-from tests.web.site.conftest import World
+from tests.web.site.conftest import World, csrf_from
 
 MANIFEST = (
     'name = "{name}"\ngames = ["svoi-kozyri"]\nlanguage = "python"\nrun = ["python3", "bot.py"]\n'
@@ -204,3 +204,14 @@ def test_trend_queries_agree(world: World) -> None:
     assert len(lateral) == 6, "the last three of each bot's five changes"
     trends = queries.trend_points(world.ladder.id, bots, 3)
     assert all(len(points) == 3 for points in trends.values())
+
+
+def test_nul_characters_are_refused_not_a_database_error(client: FlaskClient, world: World) -> None:
+    for url in ("/api/v1/matches?game=a%00b", "/api/v1/bots?user=%00", "/matches?game=%00",
+                "/users/a%00b", "/api/v1/ladders/x%00"):  # fmt: skip
+        answer = client.get(url)
+        assert answer.status_code == 400, url
+    assert "error" in client.get("/api/v1/matches?game=%00").get_json()
+    token = csrf_from(client.get("/login").get_data(as_text=True))
+    form = {"username": "al\x00ice", "password": "x", "csrf_token": token}
+    assert client.post("/login", data=form).status_code == 400

@@ -277,5 +277,12 @@ def test_behind_a_proxy_each_client_has_its_own_limit(app: Flask, world: World) 
         form = {"username": "alice", "password": "wrong", "csrf_token": token}
         return client.post("/login", data=form, headers={"X-Forwarded-For": address}).status_code
 
-    assert [attempt("203.0.113.1") for _ in range(3)] == [200, 200, 429]
-    assert attempt("203.0.113.2") == 200, "another client behind the same proxy"
+    try:
+        assert [attempt("203.0.113.1") for _ in range(3)] == [200, 200, 429]
+        assert attempt("203.0.113.2") == 200, "another client behind the same proxy"
+    finally:
+        from web.extensions import db
+
+        with proxied.app_context():
+            db.session.remove()
+            db.engine.dispose()
