@@ -31,7 +31,7 @@ schema = schemathesis.openapi.from_wsgi("/api/v1/openapi.json", spec_app())
 @pytest.mark.slow
 @schema.parametrize()
 @settings(
-    max_examples=20,
+    max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
