@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from arena.replay import ReplayError, read_replay, verify
@@ -18,8 +19,9 @@ def check_file(path: str) -> list[str]:
     """The differences found in one replay file (an unreadable file is one difference)."""
     try:
         replay = read_replay(path)
-    except (OSError, ReplayError) as exc:
-        return [str(exc)]
+    except ReplayError as exc:
+        # The heading line already names the file.
+        return [str(exc).removeprefix(f"{Path(path)}: ")]
     return verify(replay)
 
 

@@ -292,4 +292,6 @@ def test_unreadable_replay_files_get_one_clear_line(
     out = capsys.readouterr().out
     assert out.startswith(f"error: {path}: ") and message in out
     assert main(["verify", str(path)]) == 1
-    assert message in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith(f"{path}: FAILED\n  ") and message in out
+    assert out.count(str(path)) == 1
