@@ -129,6 +129,7 @@ class Sandbox(ABC):
         env: Mapping[str, str] | None = None,
         slot: int = 0,
         cpu: int | None = None,
+        writable_bot_dir: bool = False,
     ) -> BotProcess:
         """Start ``command`` inside ``bot_dir`` (read-only) with ``limits``.
 
@@ -136,7 +137,15 @@ class Sandbox(ABC):
         "bot.py"]``); the backend resolves interpreters to absolute paths that exist inside the
         sandbox. ``slot`` distinguishes concurrent bots (per-slot uid, cgroup); ``cpu`` pins the
         process to one core where possible.
+
+        ``writable_bot_dir`` mounts ``bot_dir`` read-write, for build steps only (see
+        ``sandbox.build``): it must then be a private copy that ``writer_uid(slot)`` can write,
+        and nothing else changes (same limits, no network, the rest of the world read-only).
         """
+
+    def writer_uid(self, slot: int) -> int | None:
+        """The host uid whose files a process in ``slot`` creates, if not the referee's own."""
+        return None
 
     @abstractmethod
     def enforced(self, limits: Limits) -> dict[str, bool]:

@@ -130,9 +130,13 @@ def kit_for(uid: int | None) -> Path:
 
 
 def base_args(
-    bot_dir: Path, limits: Limits, extra_binds: Sequence[str], kit_dir: Path = KIT_DIR
+    bot_dir: Path,
+    limits: Limits,
+    extra_binds: Sequence[str],
+    kit_dir: Path = KIT_DIR,
+    writable: bool = False,
 ) -> list[str]:
-    """The bubblewrap arguments that build the bot's world."""
+    """The bubblewrap arguments that build the bot's world (``writable``: a build step's)."""
     # --as-pid-1: bubblewrap's own init would be orphaned (and left a zombie where the host's
     # pid 1 does not reap) whenever the bot exits by itself; as pid 1 the bot is reaped by
     # bubblewrap. The cost: pid 1 ignores SIGXCPU, so the CPU limit ends it by the hard limit.
@@ -154,8 +158,10 @@ def base_args(
         args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
-    args += ["--ro-bind", str(bot_dir), "/bot", "--ro-bind", str(kit_dir), KIT_MOUNT]
-    # Only /tmp stays writable: the root and /dev are bubblewrap's own (uncapped) tmpfs mounts.
+    args += ["--bind" if writable else "--ro-bind", str(bot_dir), "/bot"]
+    args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
+    # Only /tmp (and a build step's /bot) stays writable: the root and /dev are bubblewrap's
+    # own (uncapped) tmpfs mounts.
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/bot"]
     return args
@@ -412,15 +418,14 @@ class BwrapSandbox(Sandbox):
         env: Mapping[str, str] | None = None,
         slot: int = 0,
         cpu: int | None = None,
+        writable_bot_dir: bool = False,
     ) -> BotProcess:
         bot_dir = bot_folder(bot_dir)
         argv, extra = resolve_interpreter(command)
         uid = self.host_uid(slot)
-        # The bot's own uid mounts the folders: one it cannot reach (a checkout under /root,
-        # a private temp dir) is copied to a readable place for the match.
-        staged = None if uid is None or reachable(bot_dir, uid) else staged_copy(bot_dir)
+        staged = self._stage(bot_dir, uid, writable_bot_dir)
         mounted = staged or bot_dir
-        args = [self.exe, *base_args(mounted, limits, extra, kit_for(uid))]
+        args = [self.exe, *base_args(mounted, limits, extra, kit_for(uid), writable_bot_dir)]
         args += env_args(bot_env(env))
         program = filter_program() if self.use_seccomp else None
         seccomp_fd = _program_fd(program) if program else None
@@ -440,6 +445,23 @@ class BwrapSandbox(Sandbox):
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
         return BwrapProcess(popen, cgroup, limits, staged)
+
+    def writer_uid(self, slot: int) -> int | None:
+        return self.host_uid(slot)
+
+    @staticmethod
+    def _stage(bot_dir: Path, uid: int | None, writable: bool) -> Path | None:
+        """A readable copy of ``bot_dir`` if ``uid`` cannot reach it, else None.
+
+        The bot's own uid mounts the folders: one it cannot reach (a checkout under /root, a
+        private temp dir) is copied to a readable place for the match. A build's folder is
+        never copied (what it writes would be lost): it must be reachable already.
+        """
+        if uid is None or reachable(bot_dir, uid):
+            return None
+        if writable:
+            raise SandboxError(f"the build folder {bot_dir} is not reachable by uid {uid}")
+        return staged_copy(bot_dir)
 
     def enforced(self, limits: Limits) -> dict[str, bool]:
         held = _cgroup_support(limits.memory_mb, limits.processes) if self.use_cgroups else {}

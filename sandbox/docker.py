@@ -26,6 +26,7 @@ import socket
 import struct
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -108,9 +109,14 @@ def container_env(env: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def host_config(
-    api: Any, bot_dir: Path, limits: Limits, cpu: int | None, cgroup_parent: str | None = None
+    api: Any,
+    bot_dir: Path,
+    limits: Limits,
+    cpu: int | None,
+    cgroup_parent: str | None = None,
+    writable: bool = False,
 ) -> Any:
-    """Every isolation and limit setting of a bot container."""
+    """Every isolation and limit setting of a bot container (``writable``: a build step's)."""
     ulimit: Any = importlib.import_module("docker.types").Ulimit
 
     memory = limits.memory_mb << 20
@@ -124,7 +130,7 @@ def host_config(
     ]
     return api.create_host_config(
         binds={
-            str(bot_dir): {"bind": "/bot", "mode": "ro"},
+            str(bot_dir): {"bind": "/bot", "mode": "rw" if writable else "ro"},
             str(KIT_DIR): {"bind": KIT_MOUNT, "mode": "ro"},
         },
         network_mode="none",
@@ -323,6 +329,16 @@ def _write_quietly(fd: int, data: bytes) -> None:
         pass
 
 
+@dataclass(frozen=True)
+class _Placement:
+    """Where a container goes: its slot, core, CPU account and whether ``/bot`` is writable."""
+
+    slot: int
+    cpu: int | None
+    account: ContainerAccount | None
+    writable: bool = False
+
+
 class DockerSandbox(Sandbox):
     """A container per bot (production)."""
 
@@ -365,11 +381,13 @@ class DockerSandbox(Sandbox):
         env: Mapping[str, str] | None = None,
         slot: int = 0,
         cpu: int | None = None,
+        writable_bot_dir: bool = False,
     ) -> BotProcess:
         bot_dir = bot_folder(bot_dir)
         account = ContainerAccount() if self.accounts else None
+        placement = _Placement(slot, cpu, account, writable_bot_dir)
         try:
-            container = self._create(bot_dir, command, limits, env, slot, cpu, account)
+            container = self._create(bot_dir, command, limits, env, placement)
         except SandboxError:
             raise
         except Exception as exc:
@@ -391,10 +409,9 @@ class DockerSandbox(Sandbox):
         command: Sequence[str],
         limits: Limits,
         env: Mapping[str, str] | None,
-        slot: int,
-        cpu: int | None,
-        account: ContainerAccount | None,
+        placement: _Placement,
     ) -> str:
+        slot, cpu, account = placement.slot, placement.cpu, placement.account
         parent = account.cgroup_parent if account is not None else None
         created = self.api.create_container(
             self.image,
@@ -406,10 +423,15 @@ class DockerSandbox(Sandbox):
             environment=container_env(env),
             labels={LABEL: str(slot)},
             network_disabled=True,
-            host_config=host_config(self.api, bot_dir, limits, cpu, parent),
+            host_config=host_config(
+                self.api, bot_dir, limits, cpu, parent, writable=placement.writable
+            ),
         )
         container: str = created["Id"]
         return container
+
+    def writer_uid(self, slot: int) -> int | None:
+        return UID_BASE + slot
 
     def _attach(self, container: str, account: ContainerAccount | None) -> DockerProcess:
         params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}

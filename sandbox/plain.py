@@ -136,7 +136,9 @@ class PlainSandbox(Sandbox):
         env: Mapping[str, str] | None = None,
         slot: int = 0,
         cpu: int | None = None,
+        writable_bot_dir: bool = False,
     ) -> BotProcess:
+        # Nothing to do for ``writable_bot_dir``: this backend never protects the folder.
         bot_dir = bot_folder(bot_dir)
         argv = resolve_command(command, bot_dir)
 

@@ -1,0 +1,185 @@
+"""Build steps: a bot's ``build`` command, run in the sandbox on a private writable copy.
+
+The bot folder itself is never written. ``build_copy`` copies it into a fresh private staging
+folder, hands the copy to the uid the sandbox runs the build as, runs the command there with the
+folder mounted read-write (``Sandbox.spawn(writable_bot_dir=True)``; everything else as for a
+match: same limits, no network, the rest of the world read-only) and stops it at its time limit.
+Only a build that exits with status 0 in time leaves anything: its copy, sealed (owned by the
+referee, read-only for everyone else, special files removed), is moved to the target. A failed
+or stopped build leaves nothing behind, and the log says why.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.base import BotProcess, Limits, Sandbox, SandboxError
+
+LOG_TAIL = 20_000
+"""Characters of build output kept for the log (the end, where compilers put the errors)."""
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """How a build step ended; ``log`` holds the command, its output and a verdict line."""
+
+    ok: bool
+    log: str
+    returncode: int | None = None
+    timed_out: bool = False
+
+
+def build_limits(timeout_s: float, base: Limits | None = None) -> Limits:
+    """``base`` (default: the match defaults) with CPU seconds just above the time limit."""
+    limits = base or Limits()
+    return Limits(**{**limits.to_json(), "cpu_seconds": int(timeout_s) + 1})
+
+
+def build_copy(
+    sandbox: Sandbox,
+    source: Path,
+    target: Path,
+    command: Sequence[str],
+    *,
+    timeout_s: float,
+    limits: Limits | None = None,
+    slot: int = 0,
+) -> BuildResult:
+    """Build a copy of ``source`` with ``command``; on success the built tree is at ``target``.
+
+    ``target`` must not exist yet; it is created only if the build succeeds.
+    """
+    if target.exists():
+        raise SandboxError(f"build target {target} already exists")
+    staging = Path(tempfile.mkdtemp(prefix="arena-build-"))
+    try:
+        workdir = writable_copy(source, staging, sandbox.writer_uid(slot))
+        result = run_build(
+            sandbox, workdir, command, timeout_s, build_limits(timeout_s, limits), slot
+        )
+        if result.ok:
+            removed = seal(workdir)
+            shutil.move(str(workdir), str(target))
+            if removed:
+                return BuildResult(True, result.log + _removed_note(removed), result.returncode)
+        return result
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def writable_copy(source: Path, staging: Path, uid: int | None) -> Path:
+    """A copy of ``source`` inside ``staging`` that ``uid`` (None: the referee's) may write.
+
+    ``staging`` may be walked through by any uid (it has to be, to mount the copy) but not
+    listed; the copy itself belongs to ``uid`` alone.
+    """
+    staging.chmod(0o711)
+    workdir = staging / "bot"
+    shutil.copytree(source, workdir, symlinks=True)
+    for path in _tree(workdir):
+        if not path.is_symlink():
+            path.chmod(0o700 if path.is_dir() or os.access(path, os.X_OK) else 0o600)
+        if uid is not None and os.geteuid() == 0:
+            os.lchown(path, uid, uid)
+    return workdir
+
+
+def seal(folder: Path) -> list[str]:
+    """Make a built tree the referee's and read-only for bots; remove what is not a plain file.
+
+    Returns the relative paths removed (pipes, sockets and the like a build may have made).
+    """
+    removed: list[str] = []
+    owner = os.geteuid()
+    for path in _tree(folder):
+        mode = path.lstat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            path.unlink()
+            removed.append(str(path.relative_to(folder)))
+            continue
+        if owner == 0:
+            os.lchown(path, 0, 0)
+        if not stat.S_ISLNK(mode):
+            executable = stat.S_ISDIR(mode) or mode & stat.S_IXUSR
+            path.chmod(0o755 if executable else 0o644)
+    return removed
+
+
+def run_build(
+    sandbox: Sandbox,
+    workdir: Path,
+    command: Sequence[str],
+    timeout_s: float,
+    limits: Limits,
+    slot: int = 0,
+) -> BuildResult:
+    """Run ``command`` in ``workdir`` (mounted writable) for at most ``timeout_s`` seconds."""
+    header = f"$ {' '.join(command)}\n"
+    try:
+        process = sandbox.spawn(workdir, command, limits, slot=slot, writable_bot_dir=True)
+    except SandboxError as exc:
+        return BuildResult(False, f"{header}the build could not start: {exc}\n")
+    _end_input(process)
+    output = bytearray()
+    try:
+        code = _collect(process, output, time.monotonic() + timeout_s)
+    finally:
+        process.close()
+    text = header + output.decode(errors="replace")[-LOG_TAIL:]
+    if not text.endswith("\n"):
+        text += "\n"
+    if code is None:
+        verdict = f"build stopped: still running after the {timeout_s:g} s build time limit"
+        return BuildResult(False, f"{text}{verdict}\n", None, timed_out=True)
+    return BuildResult(code == 0, f"{text}exit status: {code}\n", code)
+
+
+def _collect(process: BotProcess, output: bytearray, deadline: float) -> int | None:
+    """Read stdout and stderr until both end, then wait; None if the deadline came first."""
+    fds = [process.stdout_fd, process.stderr_fd]
+    while fds and time.monotonic() < deadline:
+        ready, _, _ = select.select(fds, [], [], max(0.0, min(0.5, deadline - time.monotonic())))
+        for fd in ready:
+            chunk = os.read(fd, 65536)
+            if chunk:
+                output += chunk
+                del output[: max(0, len(output) - 4 * LOG_TAIL)]
+            else:
+                fds.remove(fd)
+    code = process.wait(max(0.0, deadline - time.monotonic())) if not fds else None
+    if code is None:
+        process.kill()
+    return code
+
+
+def _end_input(process: BotProcess) -> None:
+    """Give the build an empty stdin, keeping ``stdin_fd`` open for ``close`` to release.
+
+    Closing it here would let ``close`` close the same number again later, by then perhaps
+    another file's (the Docker backend's is a duplicate of its attach socket).
+    """
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        os.dup2(null, process.stdin_fd)
+    finally:
+        os.close(null)
+
+
+def _tree(folder: Path) -> list[Path]:
+    """``folder`` and everything under it, never following a symbolic link."""
+    paths = [folder]
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        paths += [Path(root, name) for name in dirs + files]
+    return paths
+
+
+def _removed_note(removed: list[str]) -> str:
+    return f"removed from the built folder (not plain files): {', '.join(sorted(removed))}\n"

@@ -1,0 +1,204 @@
+"""Build steps in the sandbox: a compiled bot keeps its output, and nothing else is written.
+
+Each test builds a private copy of a small bot folder with ``sandbox.build.build_copy`` under
+every isolating backend (real bubblewrap, real containers where an engine runs) and checks on
+the host what was left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.bots import load_bot
+from arena.games import make_game
+from arena.runner import run_match
+from sandbox.base import Limits, Sandbox
+from sandbox.build import build_copy, run_build, writable_copy
+
+C_BOT = r"""
+/* Plays the first legal action of any game: the referee writes "type" first, then "id". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(void) {
+    char *line = NULL;
+    size_t size = 0;
+    while (getline(&line, &size, stdin) > 0) {
+        if (strstr(line, "\"type\":\"hello\"") == line + 1) {
+            printf("{\"type\":\"ready\",\"protocol\":1}\n");
+        } else if (strstr(line, "\"type\":\"request\"") == line + 1) {
+            char *id = strstr(line, "\"id\":");
+            printf("{\"type\":\"action\",\"id\":%ld,\"index\":0}\n", strtol(id + 5, NULL, 10));
+        } else if (strstr(line, "\"type\":\"shutdown\"") == line + 1) {
+            break;
+        }
+        fflush(stdout);
+    }
+    free(line);
+    return 0;
+}
+"""
+
+MANIFEST = """name = "first-legal-c"
+games = ["svoi-kozyri"]
+language = "c"
+build = {build}
+run = ["./bot"]
+"""
+
+GCC = '["gcc", "-O2", "-o", "bot", "bot.c"]'
+
+
+def bot_folder(parent: Path, build: str = GCC) -> Path:
+    """A C bot's source folder (no binary) with ``build`` as its build command."""
+    folder = parent / "source"
+    folder.mkdir()
+    (folder / "bot.c").write_text(C_BOT)
+    (folder / "bot.toml").write_text(MANIFEST.format(build=build))
+    return folder
+
+
+def require_compiler(sandbox: Sandbox, scratch: Path) -> None:
+    """Skip unless ``gcc`` runs inside ``sandbox`` (the default runner image has none)."""
+    probe = run_build(sandbox, scratch, ["gcc", "--version"], 30, _limits())
+    if not probe.ok:
+        pytest.skip(f"no C compiler in the {sandbox.name} sandbox: {probe.log.strip()}")
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_c_bot_builds_in_the_sandbox_and_plays_a_match(
+    any_sandbox: Sandbox, open_dir: Path
+) -> None:
+    require_compiler(any_sandbox, open_dir)
+    source = bot_folder(open_dir)
+    before = snapshot(source)
+    built = open_dir / "built"
+    result = build_copy(
+        any_sandbox, source, built, ["gcc", "-O2", "-o", "bot", "bot.c"], timeout_s=60
+    )
+    assert result.ok, result.log
+    assert "exit status: 0" in result.log
+    assert snapshot(source) == before  # the upload itself is never written
+    binary = built / "bot"
+    assert binary.is_file() and os.access(binary, os.X_OK)
+    # Sealed: the referee's, and writable by nobody else.
+    assert binary.stat().st_uid == os.geteuid()
+    assert not binary.stat().st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    bot = load_bot(built)
+    played = run_match(make_game("svoi-kozyri", 2), [bot, bot], 7, sandbox=any_sandbox)
+    assert [seat.status for seat in played.seats] == ["ok", "ok"], played.seats
+    assert sorted(played.result.ranking) in ([1, 2], [1, 1])
+
+
+def test_a_build_that_writes_outside_its_folder_fails_and_leaves_nothing(
+    any_sandbox: Sandbox, open_dir: Path
+) -> None:
+    escape = open_dir / "escaped"
+    source = bot_folder(open_dir)
+    script = (
+        f"echo inside > built.txt; echo out > {escape}; echo up > ../up.txt; "
+        "echo root > /escaped-root"
+    )
+    built = open_dir / "built"
+    result = build_copy(any_sandbox, source, built, ["sh", "-ec", script], timeout_s=30)
+    assert not result.ok
+    assert "exit status:" in result.log and "exit status: 0" not in result.log
+    assert not built.exists()
+    assert not escape.exists() and not Path("/escaped-root").exists()
+    assert sorted(p.name for p in open_dir.iterdir()) == ["source"]
+    assert not (source / "built.txt").exists()
+
+
+def test_a_build_that_runs_too_long_is_stopped_with_a_clear_log_line(
+    any_sandbox: Sandbox, open_dir: Path
+) -> None:
+    source = bot_folder(open_dir)
+    built = open_dir / "built"
+    began = time.monotonic()
+    result = build_copy(
+        any_sandbox, source, built, ["sh", "-c", "echo compiling; sleep 60"], timeout_s=2
+    )
+    assert time.monotonic() - began < 20
+    assert not result.ok and result.timed_out
+    assert "compiling" in result.log
+    assert "build stopped: still running after the 2 s build time limit" in result.log
+    assert not built.exists()
+
+
+def test_a_build_that_fails_to_compile_keeps_the_compiler_errors(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    source = bot_folder(open_dir)
+    (source / "bot.c").write_text("int main(void) { return undefined_name; }\n")
+    built = open_dir / "built"
+    result = build_copy(bwrap_sandbox, source, built, ["gcc", "-o", "bot", "bot.c"], timeout_s=60)
+    assert not result.ok and result.returncode == 1
+    assert "undefined_name" in result.log
+    assert not built.exists()
+
+
+@pytest.mark.parametrize("writable", [False, True])
+def test_the_bot_folder_is_writable_only_when_asked(
+    bwrap_sandbox: Sandbox, open_dir: Path, writable: bool
+) -> None:
+    staging = open_dir / "staging"
+    staging.mkdir()
+    workdir = writable_copy(bot_folder(open_dir), staging, bwrap_sandbox.writer_uid(0))
+    if writable:
+        result = run_build(bwrap_sandbox, workdir, ["sh", "-c", "echo x > out"], 30, _limits())
+    else:
+        process = bwrap_sandbox.spawn(workdir, ["sh", "-c", "echo x > out"], _limits())
+        process.wait(30)
+        process.close()
+        result = None
+    assert (workdir / "out").exists() == writable
+    if result is not None:
+        assert result.ok, result.log
+
+
+def _limits() -> Limits:
+    return Limits(cpu_seconds=30)
+
+
+PY_BOT = """import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "hello":
+        print(json.dumps({"type": "ready", "protocol": 1}), flush=True)
+    elif message["type"] == "request":
+        print(json.dumps({"type": "action", "id": message["id"], "index": 0}), flush=True)
+    elif message["type"] == "shutdown":
+        break
+"""
+
+
+def test_what_a_build_writes_is_what_the_match_runs(any_sandbox: Sandbox, open_dir: Path) -> None:
+    """Every runner image has Python, so this holds under Docker too: the program the match
+    starts exists only because the build step wrote it."""
+    source = open_dir / "source"
+    source.mkdir()
+    (source / "template.txt").write_text(PY_BOT)
+    (source / "bot.toml").write_text(
+        'name = "generated"\ngames = ["svoi-kozyri"]\nlanguage = "python"\n'
+        'run = ["python3", "generated/bot.py"]\n'
+    )
+    script = (
+        "import os, shutil; os.mkdir('generated'); shutil.copy('template.txt', 'generated/bot.py')"
+    )
+    built = open_dir / "built"
+    result = build_copy(any_sandbox, source, built, ["python3", "-c", script], timeout_s=30)
+    assert result.ok, result.log
+    assert not (source / "generated").exists()
+    assert (built / "generated" / "bot.py").read_text() == PY_BOT
+    bot = load_bot(built)
+    played = run_match(make_game("svoi-kozyri", 2), [bot, bot], 3, sandbox=any_sandbox)
+    assert [seat.status for seat in played.seats] == ["ok", "ok"], played.seats
