@@ -106,13 +106,11 @@ def _agent(bot: Any, game: Game) -> Callable[[State], int]:
 
 def heuristic_against_greedy(game: Game, matches: int) -> tuple[float, float]:
     """Points of the heuristic sample (one seat, rotating) and the average greedy seat's."""
+    heuristic, greedy = (type(_load_sample(game.name, kind)) for kind in ("heuristic", "greedy"))
     mine = theirs = 0.0
     for seed in range(matches):
         seat = seed % game.players
-        agents = [
-            _agent(_load_sample(game.name, "heuristic" if i == seat else "greedy"), game)
-            for i in range(game.players)
-        ]
+        agents = [_agent((heuristic if i == seat else greedy)(), game) for i in range(game.players)]
         state = game.new_state(seed)
         while not state.is_terminal():
             state.apply_action(agents[state.current_player()](state))
@@ -128,12 +126,16 @@ def test_heuristic_sample_beats_greedy_sample_clearly(game: str) -> None:
     assert mine > 1.3 * theirs, (mine, theirs)
 
 
-def test_svoi_kozyri_heuristic_loses_fewer_deals_at_a_full_table() -> None:
-    deals, matches = 4, 120
-    game = make_game("svoi-kozyri", players=4, params={"deals": deals})
+@pytest.mark.parametrize(("players", "matches", "bound"), [(4, 120, 0.7), (3, 150, 0.9)])
+def test_svoi_kozyri_heuristic_loses_fewer_deals_at_a_bigger_table(
+    players: int, matches: int, bound: float
+) -> None:
+    # Measured over 600 matches: 0.66 (4 players) and 0.85 (3 players) of greedy's fool points.
+    deals = 4
+    game = make_game("svoi-kozyri", players=players, params={"deals": deals})
     mine, theirs = heuristic_against_greedy(game, matches)  # scores: deals not lost
     my_fools, their_fools = deals * matches - mine, deals * matches - theirs
-    assert my_fools < 0.7 * their_fools, (my_fools, their_fools)
+    assert my_fools < bound * their_fools, (my_fools, their_fools)
 
 
 def test_build_runs_in_the_bot_folder_and_reports_failure(tmp_path: Path) -> None:

@@ -8,7 +8,9 @@ that beats it, times what they would then pick up, less what the card is worth t
 The chance comes from counting: we see our hand and the pile, and every picked-up card is public
 (the observation's ``known``), so the cards left unseen are spread over the other hands in
 proportion to how many unknown cards each holds. When we beat, we choose the beating card with the
-second card in mind: the best pair (cheap beat, nasty second card) wins.
+second card in mind: the best pair (cheap beat, nasty second card) wins. At a table of three or
+four, a card the next player can beat only with one of their own trumps is worth a little too:
+they spend a trump they will miss later.
 """
 
 from kozyri_bot import Bot, beats, next_seat, pack, rank, run, suit
@@ -17,6 +19,7 @@ from kozyri_bot import Bot, beats, next_seat, pack, rank, run, suit
 # Keeping what beats matters most; sticking the next player with cards is the tie-breaker that
 # wins the two-player endings, where every deal is decided.
 STUCK_WEIGHT = 0.05  # per card the next player is expected to pick up
+TRUMP_DRAIN = 0.15  # the next player can beat only with one of their own trumps (3+ players)
 OWN_TRUMP_VALUE = 1.0  # own trumps beat anything of another suit: keep them
 RANK_VALUE = 0.1  # higher cards beat more of their suit
 GOING_OUT = 10.0  # emptying our hand ends our part in the deal: nothing is worth more
@@ -69,15 +72,27 @@ class HeuristicBot(Bot):
         victim = next_seat(observation)
         odds = holding_odds(observation, victim, self.deck)
         pile = len(observation["pile"])
+        # With three or more still in, a trump the next player spends on us is one they lack
+        # later against someone else; head to head it was found to cost more than it gains.
+        crowded = sum(observation.get("active") or [True] * len(trumps)) > 2
+
+        def lacks(card, beater):
+            """Probability that the next player holds no card for which ``beater`` is true."""
+            chance = 1.0
+            for other, p in odds.items():
+                if beater(other):
+                    chance *= 1.0 - p
+            return chance
 
         def lay_value(card, pile_size):
-            """What laying ``card`` on top is worth: the next player stuck, less the card."""
-            free = 1.0
-            for other, p in odds.items():
-                if beats(other, card, trumps[victim]):
-                    free *= 1.0 - p
-            stuck = free * self.pickup_size(card, trumps[victim], pile_size)
-            return STUCK_WEIGHT * stuck - keep_value(card, mine)
+            """What laying ``card`` on top is worth to us, less what the card is worth to keep."""
+            theirs = trumps[victim]
+            free = lacks(card, lambda other: beats(other, card, theirs))
+            value = STUCK_WEIGHT * free * self.pickup_size(card, theirs, pile_size)
+            if crowded and suit(card) != theirs:  # no higher card of the suit, yet they can beat
+                higher = lacks(card, lambda o: suit(o) == suit(card) and rank(o) > rank(card))
+                value += TRUMP_DRAIN * higher * (1.0 - free)
+            return value - keep_value(card, mine)
 
         def beat_value(card):
             """Beat with ``card``, then lay the best second card (or go out)."""
