@@ -102,6 +102,15 @@ def _slot_base(players: int) -> int:
     return (os.getpid() % 64) * players
 
 
+BUILD_SLOT_BASE = 512
+"""Build steps use slots from here on (one per worker process), apart from every match seat."""
+
+
+def build_slot() -> int:
+    """The sandbox slot of this process's build steps (its own uid and cgroups)."""
+    return BUILD_SLOT_BASE + os.getpid() % 64
+
+
 def pool_index() -> int | None:
     """This process's index in the Celery worker pool (0, 1, ...), or None outside one."""
     try:

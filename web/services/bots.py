@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -182,49 +181,48 @@ def record_manifest(version: BotVersion, manifest: Any) -> None:
 
 
 def _build(version: BotVersion, manifest: Any) -> None:
+    """Run the build step on a private copy; on success the built tree becomes the version's.
+
+    The stored archive (the version's SHA-256) stays the upload as sent; the version's folder
+    is replaced by the built tree in two renames, so it is always either the upload or the
+    whole build. A failed or stopped build leaves the upload's folder as it was.
+    """
+    from sandbox.build import build_copy
+
     if not manifest.build:
         version.build_log += "no build step\n"
         return
     limit = float(current_app.config["BUILD_TIMEOUT"])
-    code, output = run_command(
-        engine.sandbox_for(version.trusted), manifest.path, list(manifest.build), limit
-    )
-    version.build_log += f"$ {' '.join(manifest.build)}\n{output}\nexit status: {code}\n"
-    if code != 0:
-        raise _StageFailed(f"the build step failed (exit status {code}); see the build log")
-
-
-def run_command(sandbox: Any, bot_dir: Path, command: list[str], limit: float) -> tuple[Any, str]:
-    """Run ``command`` in the sandbox for at most ``limit`` seconds: (exit code, output)."""
-    from sandbox.base import Limits
-
-    process = sandbox.spawn(bot_dir, command, Limits(cpu_seconds=int(limit) + 1), slot=0)
-    os.close(process.stdin_fd)
-    output = bytearray()
-    deadline = time.monotonic() + limit
+    storage = get_storage()
+    scratch = storage.scratch_dir()
     try:
-        code = _collect(process, output, deadline)
+        built = scratch / "built"
+        result = build_copy(
+            engine.sandbox_for(version.trusted),
+            manifest.path,
+            built,
+            list(manifest.build),
+            timeout_s=limit,
+            slot=engine.build_slot(),
+        )
+        version.build_log += result.log
+        if result.timed_out:
+            raise _StageFailed(f"the build step took longer than {limit:g} s and was stopped")
+        if not result.ok:
+            raise _StageFailed(
+                f"the build step failed (exit status {result.returncode}); see the build log"
+            )
+        _replace_folder(storage.bot_dir(version.id), built, scratch / "upload")
     finally:
-        process.close()
-    return code, output.decode(errors="replace")[-20000:]
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _collect(process: Any, output: bytearray, deadline: float) -> Any:
-    import select as sel
-
-    fds = [process.stdout_fd, process.stderr_fd]
-    while fds and time.monotonic() < deadline:
-        ready, _, _ = sel.select(fds, [], [], max(0.0, min(0.5, deadline - time.monotonic())))
-        for fd in ready:
-            chunk = os.read(fd, 65536)
-            if chunk:
-                output += chunk
-            else:
-                fds.remove(fd)
-    if fds:
-        process.kill()
-        return f"killed after the {deadline:.0f}s time limit"
-    return process.wait(5)
+def _replace_folder(folder: Path, built: Path, aside: Path) -> None:
+    """Put ``built`` in the place of ``folder``, whose old tree goes to ``aside``."""
+    os.replace(folder, aside)
+    os.replace(built, folder)
+    # The sandbox runs bots as unprivileged users: they must be able to read their folder.
+    folder.chmod(0o755)
 
 
 def _selftest(version: BotVersion, manifest: Any) -> None:
