@@ -11,12 +11,15 @@ or stopped build leaves nothing behind, and the log says why.
 
 from __future__ import annotations
 
+import argparse
 import os
 import select
 import shutil
 import stat
+import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,3 +186,46 @@ def _tree(folder: Path) -> list[Path]:
 
 def _removed_note(removed: list[str]) -> str:
     return f"removed from the built folder (not plain files): {', '.join(sorted(removed))}\n"
+
+
+def build_command(bot_dir: Path) -> list[str] | None:
+    """The ``build`` command of the ``bot.toml`` in ``bot_dir`` (None if it has none)."""
+    data = tomllib.loads((bot_dir / "bot.toml").read_text(encoding="utf-8"))
+    command = data.get("build")
+    if command is None:
+        return None
+    if not isinstance(command, list) or not all(isinstance(p, str) and p for p in command):
+        raise SandboxError(f"{bot_dir / 'bot.toml'}: 'build' must be a list of strings")
+    return command
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m sandbox.build BOT_DIR OUT_DIR``: build a bot as the platform does."""
+    parser = argparse.ArgumentParser(
+        prog="python -m sandbox.build",
+        description="Build a copy of a bot folder in the sandbox, as the platform does on upload.",
+    )
+    parser.add_argument("bot_dir", type=Path)
+    parser.add_argument("out_dir", type=Path, help="where the built folder goes (must not exist)")
+    parser.add_argument("--sandbox", default="bwrap", help="bwrap (default), docker or none")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds (default 120)")
+    args = parser.parse_args(argv)
+    from sandbox import get_sandbox
+
+    try:
+        command = build_command(args.bot_dir)
+        if command is None:
+            print(f"{args.bot_dir}: bot.toml has no build command", file=sys.stderr)
+            return 2
+        result = build_copy(
+            get_sandbox(args.sandbox), args.bot_dir, args.out_dir, command, timeout_s=args.timeout
+        )
+    except (OSError, ValueError, SandboxError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(result.log, end="")
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

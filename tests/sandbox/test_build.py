@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -202,3 +204,21 @@ def test_what_a_build_writes_is_what_the_match_runs(any_sandbox: Sandbox, open_d
     bot = load_bot(built)
     played = run_match(make_game("svoi-kozyri", 2), [bot, bot], 3, sandbox=any_sandbox)
     assert [seat.status for seat in played.seats] == ["ok", "ok"], played.seats
+
+
+def test_python_m_sandbox_build_builds_a_bot_folder_as_the_platform_does(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    source = bot_folder(open_dir)
+    built = open_dir / "built"
+    argv = [sys.executable, "-m", "sandbox.build", str(source), str(built), "--timeout", "60"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "$ gcc -O2 -o bot bot.c" in done.stdout and "exit status: 0" in done.stdout
+    assert os.access(built / "bot", os.X_OK)
+    (source / "bot.c").write_text("broken(\n")
+    done = subprocess.run(
+        [*argv[:4], str(open_dir / "again")], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1 and "exit status: 1" in done.stdout
+    assert not (open_dir / "again").exists()
