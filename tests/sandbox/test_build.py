@@ -21,6 +21,7 @@ from arena.games import make_game
 from arena.runner import run_match
 from sandbox.base import Limits, Sandbox
 from sandbox.build import build_copy, run_build, writable_copy
+from tests.sandbox.conftest import REPO
 
 C_BOT = r"""
 /* Plays the first legal action of any game: the referee writes "type" first, then "id". */
@@ -222,3 +223,21 @@ def test_python_m_sandbox_build_builds_a_bot_folder_as_the_platform_does(
     )
     assert done.returncode == 1 and "exit status: 1" in done.stdout
     assert not (open_dir / "again").exists()
+
+
+def test_the_c_sample_bot_builds_and_plays_without_a_strike(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    source = REPO / "sample_bots" / "c" / "svoi-kozyri-random"
+    manifest = load_bot(source)
+    assert manifest.build is not None
+    built = open_dir / "built"
+    result = build_copy(bwrap_sandbox, source, built, manifest.build, timeout_s=60)
+    assert result.ok, result.log
+    c_bot = load_bot(built)
+    python_bot = load_bot(REPO / "sample_bots" / "python" / "svoi-kozyri-random")
+    game = make_game("svoi-kozyri", 3)
+    played = run_match(game, [c_bot, python_bot, c_bot], 5, sandbox=bwrap_sandbox)
+    assert [(s.status, s.strikes) for s in played.seats] == [("ok", 0)] * 3, played.seats
+    chosen = {step["action"]["type"] for step in played.replay["steps"] if step["seat"] != 1}
+    assert len(chosen) > 1  # not always the same kind of move: it does choose at random
