@@ -47,15 +47,20 @@ def overview(console: Console) -> None:
         if spec is None:
             table.add_row(name, "[dim](not available)[/]", "", "")
             continue
-        players = f"{spec.min_players}-{spec.max_players} (default {spec.default_players})"
+        players = f"{spec.players_text()}{_default_players(spec)}"
         table.add_row(name, spec.title, players, ", ".join(spec.variants) or "—")
     console.print(table)
+
+
+def _default_players(spec: GameSpec) -> str:
+    fixed = spec.min_players == spec.max_players
+    return "" if fixed else f" (default {spec.default_players})"
 
 
 def detail(console: Console, spec: GameSpec) -> None:
     info = spec.describe()
     console.print(f"[bold]{spec.title}[/] ({spec.name})")
-    console.print(f"players: {spec.min_players}-{spec.max_players}, default {spec.default_players}")
+    console.print(f"players: {spec.players_text()}{_default_players(spec)}")
     console.print(f"rulebook: {spec.rulebook or '—'}")
     params = Table(title="Parameters", header_style="bold")
     for column in ("name", "kind", "default", "bounds", "meaning"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +42,30 @@ def register(subparsers: Any) -> None:
         help=f"comma-separated agents, repeated over the seats ({', '.join(AGENTS)})",
     )
     parser.add_argument("--replay", metavar="FILE", help="save the replay here")
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds to pause per action")
-    parser.add_argument("--every", type=int, default=40, help="show the table every N actions")
+    parser.add_argument(
+        "--delay", type=non_negative(float), default=0.0, help="seconds to pause per action"
+    )
+    parser.add_argument(
+        "--every",
+        type=non_negative(int),
+        default=40,
+        help="show the table every N actions (0: only at deal boundaries)",
+    )
     parser.add_argument("--quiet", action="store_true", help="show only the result")
     parser.set_defaults(func=run)
+
+
+def non_negative(kind: Callable[[str], float]) -> Callable[[str], float]:
+    """An argparse type: ``kind`` of the text, refused (one usage line) when below zero."""
+
+    def convert(text: str) -> float:
+        value = kind(text)
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
+        return value
+
+    convert.__name__ = kind.__name__  # argparse names the type in its own refusals
+    return convert
 
 
 def parse_param(text: str) -> tuple[str, Any]:

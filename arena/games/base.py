@@ -113,6 +113,12 @@ class GameSpec:
     default_variant: str | None = None
     rulebook: str = ""
 
+    def players_text(self) -> str:
+        """The table sizes in words: "2" or "2-4"."""
+        if self.min_players == self.max_players:
+            return str(self.min_players)
+        return f"{self.min_players}-{self.max_players}"
+
     def param(self, name: str) -> Param:
         for p in self.params:
             if p.name == name:
@@ -192,9 +198,7 @@ class Game(ABC):
         if fixed_players is not None and n != fixed_players:
             raise ConfigError(f"variant {variant!r} of {spec.name} is for {fixed_players} players")
         if not spec.min_players <= n <= spec.max_players:
-            raise ConfigError(
-                f"{spec.name} is for {spec.min_players}-{spec.max_players} players, not {n}"
-            )
+            raise ConfigError(f"{spec.name} is for {spec.players_text()} players, not {n}")
         self.players: int = n
         self.variant: str | None = variant
         self.params: Mapping[str, Any] = MappingProxyType(values)

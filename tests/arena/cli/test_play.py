@@ -295,3 +295,11 @@ def test_unreadable_replay_files_get_one_clear_line(
     out = capsys.readouterr().out
     assert out.startswith(f"{path}: FAILED\n  ") and message in out
     assert out.count(str(path)) == 1
+
+
+@pytest.mark.parametrize("option", ["--delay", "--every"])
+def test_negative_pacing_is_a_usage_error(toy: str, capsys, option: str) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["play", toy, option, "-1"])
+    assert stopped.value.code == 2
+    assert f"argument {option}: must not be negative, got -1" in capsys.readouterr().err

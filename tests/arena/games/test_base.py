@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from arena.games import make_game
 from arena.games.base import ConfigError, Param
 
 WORD = Param("seating", "seat", "who picks trumps", kind="str", choices=("seat", "choose"))
@@ -33,3 +34,10 @@ def test_a_refusal_names_the_values_that_fit(param: Param, value: Any, message: 
     with pytest.raises(ConfigError) as refused:
         param.check(value)
     assert str(refused.value) == message
+
+
+def test_a_wrong_table_size_names_the_sizes_that_fit() -> None:
+    with pytest.raises(ConfigError, match=r"^challenge is for 2 players, not 3$"):
+        make_game("challenge", 3)
+    with pytest.raises(ConfigError, match=r"^svoi-kozyri is for 2-4 players, not 9$"):
+        make_game("svoi-kozyri", 9)
