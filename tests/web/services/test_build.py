@@ -32,7 +32,7 @@ GCC_MANIFEST = (
 
 def upload(owner_name: str, source: bytes, manifest: str = GCC_MANIFEST) -> BotVersion:
     """Submit ``bot.c`` and ``manifest`` as a single-file upload, then build and test it."""
-    owner = users.create_user(owner_name)
+    owner = users.get_or_create_user(owner_name)
     db.session.commit()
     data = bots.Upload(data=source, filename="bot.c", manifest=manifest)
     version = bots.submit(owner, "c-first", data)
@@ -91,3 +91,15 @@ def test_a_build_that_runs_too_long_is_stopped_and_rejected(pg_app: Flask) -> No
     folder = get_storage().bot_dir(version.id)
     assert not (folder / "half-built").exists()
     assert leftovers(pg_app) == []
+
+
+def test_a_new_version_whose_build_fails_leaves_the_active_one_playing(pg_app: Flask) -> None:
+    require_bwrap()
+    first = upload("fyodor", C_BOT.encode())
+    assert first.status == VersionStatus.ACTIVE, first.build_log
+    second = upload("fyodor", b"not C at all\n")
+    assert (second.bot_id, second.number) == (first.bot_id, 2)
+    assert second.status == VersionStatus.REJECTED
+    db.session.refresh(first)
+    assert first.status == VersionStatus.ACTIVE
+    assert os.access(get_storage().bot_dir(first.id) / "bot", os.X_OK)
