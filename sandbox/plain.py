@@ -142,19 +142,6 @@ class PlainSandbox(Sandbox):
         bot_dir = bot_folder(bot_dir)
         argv = resolve_command(command, bot_dir)
 
-        def preexec() -> None:
-            os.setsid()
-            if cpu is not None and hasattr(os, "sched_setaffinity"):
-                try:
-                    os.sched_setaffinity(0, {cpu})
-                except OSError:
-                    pass
-            # SIGXCPU at the soft limit tells a CPU overrun from a kill; SIGKILL a second later.
-            _lower(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1)
-            _lower(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
-            _lower(resource.RLIMIT_NOFILE, limits.open_files)
-            _lower(resource.RLIMIT_CORE, 0)
-
         base_env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(bot_dir), "LANG": "C.UTF-8"}
         base_env.update(kit_env(str(KIT_DIR)))
         base_env.update(env or {})
@@ -166,7 +153,7 @@ class PlainSandbox(Sandbox):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=base_env,
-                preexec_fn=preexec,
+                preexec_fn=lambda: _child_setup(limits, cpu),
                 close_fds=True,
             )
         except OSError as exc:
@@ -184,6 +171,21 @@ class PlainSandbox(Sandbox):
             "open_files": True,
             "tmp_space": False,
         }
+
+
+def _child_setup(limits: Limits, cpu: int | None) -> None:
+    """In the child before exec: a session of its own (a kill takes its tree), a core, rlimits."""
+    os.setsid()
+    if cpu is not None and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, {cpu})
+        except OSError:
+            pass
+    # SIGXCPU at the soft limit tells a CPU overrun from a kill; SIGKILL a second later.
+    _lower(resource.RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1)
+    _lower(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
+    _lower(resource.RLIMIT_NOFILE, limits.open_files)
+    _lower(resource.RLIMIT_CORE, 0)
 
 
 def _lower(which: int, value: int, hard_value: int | None = None) -> None:
