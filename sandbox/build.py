@@ -4,9 +4,10 @@ The bot folder itself is never written. ``build_copy`` copies it into a fresh pr
 folder, hands the copy to the uid the sandbox runs the build as, runs the command there with the
 folder mounted read-write (``Sandbox.spawn(writable_bot_dir=True)``; everything else as for a
 match: same limits, no network, the rest of the world read-only) and stops it at its time limit.
-Only a build that exits with status 0 in time leaves anything: its copy, sealed (owned by the
-referee, read-only for everyone else, special files removed), is moved to the target. A failed
-or stopped build leaves nothing behind, and the log says why.
+Only a build that exits with status 0 in time, leaving ``bot.toml`` as it was, leaves anything:
+its copy, sealed (owned by the referee, read-only for everyone else, special files and links
+leading out of the folder removed), is moved to the target. A failed or stopped build leaves
+nothing behind, and the log says why.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.base import BotProcess, Limits, Sandbox, SandboxError
+
+KEPT = ("bot.toml",)
+"""Files a build must leave as they were: the service read the manifest before the build."""
 
 LOG_TAIL = 20_000
 """Characters of build output kept for the log (the end, where compilers put the errors)."""
@@ -55,10 +59,12 @@ def build_copy(
     timeout_s: float,
     limits: Limits | None = None,
     slot: int = 0,
+    kept: Sequence[str] = KEPT,
 ) -> BuildResult:
     """Build a copy of ``source`` with ``command``; on success the built tree is at ``target``.
 
-    ``target`` must not exist yet; it is created only if the build succeeds.
+    ``target`` must not exist yet; it is created only if the build succeeds. A build that
+    changes one of the ``kept`` files fails.
     """
     if target.exists():
         raise SandboxError(f"build target {target} already exists")
@@ -68,14 +74,32 @@ def build_copy(
         result = run_build(
             sandbox, workdir, command, timeout_s, build_limits(timeout_s, limits), slot
         )
-        if result.ok:
-            removed = seal(workdir)
-            shutil.move(str(workdir), str(target))
-            if removed:
-                return BuildResult(True, result.log + _removed_note(removed), result.returncode)
-        return result
+        return _keep(result, source, workdir, target, kept) if result.ok else result
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _keep(
+    result: BuildResult, source: Path, workdir: Path, target: Path, kept: Sequence[str]
+) -> BuildResult:
+    """Check, seal and move a successful build's tree to ``target``; the final result."""
+    changed = [name for name in kept if not _same_file(source / name, workdir / name)]
+    if changed:
+        note = f"the build changed {', '.join(changed)}, which it must leave as it was\n"
+        return BuildResult(False, result.log + note, result.returncode)
+    removed = seal(workdir)
+    shutil.move(str(workdir), str(target))
+    if removed:
+        return BuildResult(True, result.log + _removed_note(removed), result.returncode)
+    return result
+
+
+def _same_file(before: Path, after: Path) -> bool:
+    """True if ``after`` is what ``before`` was: both absent, or plain files with equal bytes."""
+    if not before.is_file() or before.is_symlink():
+        return not os.path.lexists(after)
+    regular = stat.S_ISREG(after.lstat().st_mode) if os.path.lexists(after) else False
+    return regular and after.read_bytes() == before.read_bytes()
 
 
 def writable_copy(source: Path, staging: Path, uid: int | None) -> Path:
@@ -96,24 +120,36 @@ def writable_copy(source: Path, staging: Path, uid: int | None) -> Path:
 
 
 def seal(folder: Path) -> list[str]:
-    """Make a built tree the referee's and read-only for bots; remove what is not a plain file.
+    """Make a built tree the referee's and read-only for bots; remove what could mislead.
 
-    Returns the relative paths removed (pipes, sockets and the like a build may have made).
+    Removed, and returned as relative paths: anything but plain files, folders and links
+    (pipes, sockets), and links leading out of the folder (on the host they would lead to
+    the host's files).
     """
     removed: list[str] = []
     owner = os.geteuid()
     for path in _tree(folder):
         mode = path.lstat().st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+        plain = stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+        if not plain and not (stat.S_ISLNK(mode) and _link_stays_inside(path, folder)):
             path.unlink()
             removed.append(str(path.relative_to(folder)))
             continue
         if owner == 0:
             os.lchown(path, 0, 0)
-        if not stat.S_ISLNK(mode):
+        if plain:
             executable = stat.S_ISDIR(mode) or mode & stat.S_IXUSR
             path.chmod(0o755 if executable else 0o644)
     return removed
+
+
+def _link_stays_inside(link: Path, folder: Path) -> bool:
+    """True if symbolic link ``link`` is relative and names a path inside ``folder``."""
+    target = os.readlink(link)
+    if os.path.isabs(target):
+        return False
+    lexical = os.path.normpath(os.path.join(link.parent.relative_to(folder), target))
+    return lexical != ".." and not lexical.startswith("../")
 
 
 def run_build(
@@ -185,7 +221,8 @@ def _tree(folder: Path) -> list[Path]:
 
 
 def _removed_note(removed: list[str]) -> str:
-    return f"removed from the built folder (not plain files): {', '.join(sorted(removed))}\n"
+    listed = ", ".join(sorted(removed))
+    return f"removed from the built folder (special files, links leading out): {listed}\n"
 
 
 def build_command(bot_dir: Path) -> list[str] | None:

@@ -241,3 +241,30 @@ def test_the_c_sample_bot_builds_and_plays_without_a_strike(
     assert [(s.status, s.strikes) for s in played.seats] == [("ok", 0)] * 3, played.seats
     chosen = {step["action"]["type"] for step in played.replay["steps"] if step["seat"] != 1}
     assert len(chosen) > 1  # not always the same kind of move: it does choose at random
+
+
+def test_links_leading_out_and_special_files_are_removed_from_a_build(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    source = bot_folder(open_dir)
+    script = (
+        "mkdir lib && echo code > lib/a.so.1 && ln -s a.so.1 lib/a.so && "
+        "ln -s /etc/hostname absolute && ln -s ../../../etc/hostname climbing && mkfifo pipe"
+    )
+    built = open_dir / "built"
+    result = build_copy(bwrap_sandbox, source, built, ["sh", "-ec", script], timeout_s=30)
+    assert result.ok, result.log
+    assert "removed from the built folder" in result.log
+    assert "absolute, climbing, pipe" in result.log
+    assert (built / "lib" / "a.so").read_text() == "code\n"  # a link inside the folder stays
+    assert sorted(p.name for p in built.iterdir()) == ["bot.c", "bot.toml", "lib"]
+
+
+def test_a_build_that_changes_its_manifest_fails(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
+    source = bot_folder(open_dir)
+    built = open_dir / "built"
+    script = "sed -i 's|./bot|/usr/bin/sh|' bot.toml"
+    result = build_copy(bwrap_sandbox, source, built, ["sh", "-ec", script], timeout_s=30)
+    assert not result.ok
+    assert "the build changed bot.toml, which it must leave as it was" in result.log
+    assert not built.exists()
