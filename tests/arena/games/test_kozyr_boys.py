@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +10,6 @@ from hypothesis import strategies as st
 
 from arena import cards
 from arena.agents import greedy_agent, play_out, random_agent
-from arena.bots import load_bot
 from arena.games import make_game
 from arena.games.base import TERMINAL, IllegalActionError
 from arena.games.kozyr_boys import KozyrBoys, KozyrBoysState
@@ -22,8 +20,8 @@ from arena.games.kozyr_boys_rules import (
     discard_pairs,
     final_units,
 )
-from arena.runner import BuiltinBot, SeatStatus, run_match
-from sandbox import get_sandbox
+from tests.arena.games.samples import sample_match
+from tests.arena.games.wire import play_cards as play
 
 P0, P1, P2 = range(3)
 HEARTS = Trumps(cards.HEARTS)
@@ -33,11 +31,6 @@ def game(variant: str | None = None, **params: object) -> KozyrBoys:
     made = make_game("kozyr-boys", params=params, variant=variant)
     assert isinstance(made, KozyrBoys)
     return made
-
-
-def play(state: KozyrBoysState, *moves: str) -> None:
-    for card in moves:
-        state.apply_json({"type": "play", "card": card})
 
 
 def legal_cards(state: KozyrBoysState) -> set[str]:
@@ -366,15 +359,7 @@ def test_a_discarded_turned_card_stays_public_and_out_of_the_private_cards() -> 
 
 
 def test_sample_bots_play_a_match_as_real_processes() -> None:
-    root = Path(__file__).resolve().parents[3] / "sample_bots" / "python"
-    bots = [
-        load_bot(root / "kozyr-boys-heuristic"),
-        load_bot(root / "kozyr-boys-random"),
-        BuiltinBot("greedy"),
-    ]
-    outcome = run_match(game(), bots, 8, sandbox=get_sandbox("none"))
-    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
-    kinds = {step["action"]["type"] for step in outcome.replay["steps"] if step["seat"] == 0}
+    _, kinds = sample_match(game(), 8)
     assert kinds == {"discard", "play"}
 
 

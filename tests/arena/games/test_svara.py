@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -12,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena import cards
-from arena.bots import BotManifest, load_bot
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError
 from arena.games.svara import (
@@ -27,8 +25,7 @@ from arena.games.svara import (
     SvaraState,
 )
 from arena.games.svara_hands import CLASSIC, HandRules, hand_value, points
-from arena.runner import BuiltinBot, SeatStatus, run_match
-from sandbox import get_sandbox
+from tests.arena.games.samples import sample_match
 
 
 def value(hand: str, rules: HandRules = CLASSIC) -> float | int:
@@ -577,14 +574,6 @@ def test_greedy_play_finishes_and_plays_only_legal_actions() -> None:
 
 
 def test_sample_bots_play_a_match_as_real_processes() -> None:
-    root = Path(__file__).resolve().parents[3] / "sample_bots" / "python"
-    bots: list[BotManifest | BuiltinBot] = [
-        load_bot(root / "svara-heuristic"),
-        load_bot(root / "svara-random"),
-        BuiltinBot("greedy"),
-    ]
-    outcome = run_match(make_game("svara", 3, {"deals": 10}), bots, 11, sandbox=get_sandbox("none"))
-    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+    outcome, kinds = sample_match(make_game("svara", 3, {"deals": 10}), 11)
     assert sum(outcome.result.scores) == 0
-    kinds = {step["action"]["type"] for step in outcome.replay["steps"] if step["seat"] == 0}
     assert {"look", "fold"} <= kinds

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -12,12 +11,11 @@ from hypothesis import strategies as st
 
 from arena import cards
 from arena.agents import greedy_agent, play_out, random_agent
-from arena.bots import load_bot
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError
 from arena.games.tricks import SvoiKozyriTricks, TricksState, deal_points
-from arena.runner import BuiltinBot, SeatStatus, run_match
-from sandbox import get_sandbox
+from tests.arena.games.samples import sample_match
+from tests.arena.games.wire import play_cards as play
 
 A, B, C, D = range(4)
 
@@ -26,11 +24,6 @@ def game(players: int = 4, variant: str | None = None, **params: object) -> Svoi
     made = make_game("svoi-kozyri-tricks", players=players, params=params, variant=variant)
     assert isinstance(made, SvoiKozyriTricks)
     return made
-
-
-def play(state: TricksState, *moves: str) -> None:
-    for card in moves:
-        state.apply_json({"type": "play", "card": card})
 
 
 def choose_all(state: TricksState, suits: str) -> None:
@@ -395,14 +388,6 @@ def test_same_seed_and_actions_replay_the_same_match() -> None:
 
 
 def test_sample_bots_play_a_match_as_real_processes() -> None:
-    root = Path(__file__).resolve().parents[3] / "sample_bots" / "python"
-    bots = [
-        load_bot(root / "svoi-kozyri-tricks-heuristic"),
-        load_bot(root / "svoi-kozyri-tricks-random"),
-        BuiltinBot("greedy"),
-    ]
-    outcome = run_match(game(3, target=8), bots, 5, sandbox=get_sandbox("none"))
-    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+    outcome, kinds = sample_match(game(3, target=8), 5)
     assert max(outcome.result.scores) >= 8
-    kinds = {step["action"]["type"] for step in outcome.replay["steps"] if step["seat"] == 0}
     assert kinds == {"choose_trump", "play"}

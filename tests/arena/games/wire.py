@@ -1,4 +1,5 @@
-"""Wire-form actions of the beating games (svoi-kozyri, challenge), as tests write them."""
+"""Wire-form actions as the game tests write them: beating games (svoi-kozyri, challenge) and
+trick games (svoi-kozyri-tricks, kozyr-boys)."""
 
 from __future__ import annotations
 
@@ -23,3 +24,9 @@ def beat(card: str) -> dict[str, str]:
 
 def second(card: str) -> dict[str, str]:
     return {"type": "second", "card": card}
+
+
+def play_cards(state: State, *cards: str) -> None:
+    """Play each card in turn in a trick game (``{"type": "play", "card": ...}``)."""
+    for card in cards:
+        state.apply_json({"type": "play", "card": card})
