@@ -22,7 +22,7 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandbox.base import BotProcess, Limits, Sandbox, SandboxError
@@ -46,8 +46,7 @@ class BuildResult:
 
 def build_limits(timeout_s: float, base: Limits | None = None) -> Limits:
     """``base`` (default: the match defaults) with CPU seconds just above the time limit."""
-    limits = base or Limits()
-    return Limits(**{**limits.to_json(), "cpu_seconds": int(timeout_s) + 1})
+    return replace(base or Limits(), cpu_seconds=int(timeout_s) + 1)
 
 
 def build_copy(
