@@ -1,9 +1,14 @@
-"""Playing one queued match on a worker: claim, run, store the replay, finish in one transaction."""
+"""Playing one queued match on a worker: claim, run, store the replay, finish in one transaction.
+
+While the match runs, its replay so far is kept in storage as a *live* replay that the site
+serves filtered to public information (``web.api.replays``); the finished replay replaces it.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -23,12 +28,15 @@ from web.models import (
     utcnow,
 )
 from web.services import matches, ratings
-from web.storage import get_storage
+from web.storage import get_storage, write_atomic
 
 log = logging.getLogger(__name__)
 
 CLEAN_STATUSES = frozenset({"ok", "done", "active"})
 """Seat statuses that mean the bot played the whole match without failing."""
+
+LIVE_REPLAY_EVERY = 1.0
+"""Seconds between two writes of a live replay; a match's first step is written at once."""
 
 
 def play_match(match_id: int) -> str:
@@ -37,20 +45,27 @@ def play_match(match_id: int) -> str:
     attempt = matches.claim(match_id, matches.worker_name(), lease)
     if attempt is None:
         return "not claimed (finished, running elsewhere, or out of attempts)"
+    live: LiveReplay | None = None
     try:
         seats = _seat_specs(match_id)
         match = db.session.get(Match, match_id)
         assert match is not None
         config, seed = dict(match.game_config), match.seed
         db.session.rollback()
-        outcome = engine.run(config, seats, seed, on_step=_heartbeat(match_id, attempt, lease))
+        live = LiveReplay(match_id, attempt, config, seed, seats)
+        on_step = _each(_heartbeat(match_id, attempt, lease), live.on_step)
+        outcome = engine.run(config, seats, seed, on_step=on_step)
     except Exception as exc:  # the match could not be played: give the claim back
         db.session.rollback()
         log.exception("match %s, attempt %s could not be played", match_id, attempt)
+        if live is not None:
+            live.withdraw()
         status = matches.release(match_id, attempt, f"{type(exc).__name__}: {exc}")
         return f"attempt {attempt} failed: {exc} (now {status})"
     replay_rel = _store_replay(outcome.replay)
-    return "finished" if finish(match_id, attempt, outcome, replay_rel) else "result discarded"
+    finished = finish(match_id, attempt, outcome, replay_rel)
+    live.discard()
+    return "finished" if finished else "result discarded"
 
 
 def _seat_specs(match_id: int) -> list[engine.SeatSpec]:
@@ -82,6 +97,133 @@ def _heartbeat(match_id: int, attempt: int, lease: float) -> Any:
             matches.renew_lease(match_id, attempt, lease)
 
     return beat
+
+
+def _each(*callbacks: Any) -> Any:
+    """One ``on_step`` callback that calls each of ``callbacks`` in turn."""
+
+    def step(*args: Any) -> None:
+        for callback in callbacks:
+            callback(*args)
+
+    return step
+
+
+class LiveReplay:
+    """The replay of a running match so far, kept at ``replays/live/<match id>.json``.
+
+    The file holds everything the finished replay will (seed and actions included, minus
+    result, outcome and hash) and is marked ``"partial": true``; it is only ever served through
+    ``web.api.replays``, which hides the seed and other seats' actions while the match runs. It
+    is rewritten whole, atomically, at most every ``LIVE_REPLAY_EVERY`` seconds; the match row
+    points at it once, in a short transaction of its own that needs this attempt's claim.
+    """
+
+    def __init__(
+        self,
+        match_id: int,
+        attempt: int,
+        config: dict[str, Any],
+        seed: int,
+        seats: list[engine.SeatSpec],
+    ) -> None:
+        self.match_id, self.attempt = match_id, attempt
+        self.config, self.seed = config, seed
+        self.seats = [{"name": s.name, "kind": "bot", "version": s.version} for s in seats]
+        self.steps: list[dict[str, Any]] = []
+        self.relative = f"replays/live/{match_id}.json"
+        self.path = get_storage().resolve(self.relative)
+        self.app = current_app._get_current_object()  # type: ignore[attr-defined]
+        self.game: dict[str, Any] | None = None
+        self.pointed = False
+        self.held = True
+        self.last_write = float("-inf")
+
+    def on_step(self, _state: Any, step: dict[str, Any]) -> None:
+        """Record one step; write the file if the last write is old enough."""
+        self.steps.append(dict(step))
+        if not self.held or time.monotonic() - self.last_write < LIVE_REPLAY_EVERY:
+            return
+        self.last_write = time.monotonic()
+        try:
+            self.write()
+        except Exception:  # watching is a nicety: the match itself must go on
+            log.exception("match %s: the live replay could not be written", self.match_id)
+            self.held = False
+
+    def document(self) -> dict[str, Any]:
+        """The partial replay: the v1 header and the steps so far, marked partial."""
+        from arena import __version__
+        from arena import replay as replays
+        from arena.games import make_game
+
+        if self.game is None:  # as the runner's recorder has it: every parameter spelt out
+            self.game = dict(make_game(**self.config).config())
+        return {
+            "format": replays.FORMAT,
+            "version": replays.VERSION,
+            "engine": __version__,
+            "game": self.game,
+            "seed": self.seed,
+            "seats": self.seats,
+            "steps": self.steps,
+            "partial": True,
+        }
+
+    def write(self) -> None:
+        """Replace the live file; point the match row at it after the first write."""
+        write_atomic(self.path, orjson.dumps(self.document()))
+        if not self.pointed:
+            self.pointed = True
+            with self.app.app_context():
+                self.held = _point_at(self.match_id, self.attempt, self.relative)
+
+    def withdraw(self) -> None:
+        """The attempt failed: unpoint the row (while this claim holds it) and remove the file."""
+        try:
+            if self.pointed and _point_at(self.match_id, self.attempt, None, self.relative):
+                _remove(self.path)
+        except Exception:  # giving the claim back matters more; the reaper sees to the rest
+            db.session.rollback()
+            log.exception("match %s: the live replay could not be withdrawn", self.match_id)
+
+    def discard(self) -> None:
+        """The match was finished: remove the file unless the row still points at it.
+
+        It does when another attempt took this match over and is writing the same file.
+        """
+        with self.app.app_context():
+            current = db.session.scalar(select(Match.replay_path).where(Match.id == self.match_id))
+            db.session.rollback()
+        if current != self.relative:
+            _remove(self.path)
+
+
+def _point_at(match_id: int, attempt: int, relative: str | None, was: str | None = None) -> bool:
+    """Set the replay column of a match this attempt still runs; commits. False if not held."""
+    conditions = [
+        Match.id == match_id,
+        Match.attempts == attempt,
+        Match.status == MatchStatus.RUNNING,
+    ]
+    if was is not None:
+        conditions.append(Match.replay_path == was)
+    stmt = (
+        update(Match)
+        .where(*conditions)
+        .values(replay_path=relative)
+        .execution_options(synchronize_session=False)
+    )
+    held: bool = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
+    db.session.commit()
+    return held
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError as exc:  # a stale live file is harmless; the finished match must stand
+        log.warning("could not remove the live replay %s: %s", path, exc)
 
 
 def _store_replay(replay: dict[str, Any]) -> str:
