@@ -168,10 +168,15 @@ def deal_ending(last_deal: Any) -> list[JSON]:
     return ending
 
 
-def check_replay_path(path: str | None) -> None:
-    """Refuse a replay path whose folder is missing before the match, not after it."""
-    if path and not Path(path).absolute().parent.is_dir():
-        raise ValueError(f"--replay {path}: no folder {Path(path).absolute().parent}")
+def prepare_replay_folder(path: str | None) -> None:
+    """Create the replay's folder (as ``arena match`` does) before the match, not after it."""
+    if not path:
+        return
+    folder = Path(path).absolute().parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"--replay {path}: cannot create {folder} ({exc.strerror})") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         game = build_game(args)
         agents, names = seat_agents(args.agents, game.players)
-        check_replay_path(args.replay)
+        prepare_replay_folder(args.replay)
     except (ConfigError, ValueError) as exc:
         print_error(console, exc)
         return 2

@@ -224,10 +224,18 @@ def test_a_svara_deal_ends_with_its_showdown_and_winner_in_the_commentary(capsys
     assert any(line.strip().startswith("everyone antes 10") for line in lines[shown:])
 
 
-def test_play_refuses_a_replay_path_in_a_missing_folder_before_playing(toy: str, capsys) -> None:
-    assert main(["play", toy, "--quiet", "--replay", "/no/such/folder/m.json"]) == 2
+def test_play_makes_the_replay_folder_or_says_why_it_cannot(
+    toy: str, tmp_path: Path, capsys
+) -> None:
+    made = tmp_path / "new" / "m.json"
+    assert main(["play", toy, "--quiet", "--replay", str(made)]) == 0
+    assert verify(read_replay(made)) == []
+    (tmp_path / "file").write_text("")
+    blocked = tmp_path / "file" / "m.json"
+    capsys.readouterr()
+    assert main(["play", toy, "--quiet", "--replay", str(blocked)]) == 2
     out = capsys.readouterr().out
-    assert out.strip() == "error: --replay /no/such/folder/m.json: no folder /no/such/folder"
+    assert out == f"error: --replay {blocked}: cannot create {blocked.parent} (File exists)\n"
 
 
 def _damaged(replay: dict, damage: str) -> dict:
