@@ -192,9 +192,14 @@ class LiveReplay:
 
         It does when another attempt took this match over and is writing the same file.
         """
-        with self.app.app_context():
-            current = db.session.scalar(select(Match.replay_path).where(Match.id == self.match_id))
-            db.session.rollback()
+        try:
+            with self.app.app_context():
+                query = select(Match.replay_path).where(Match.id == self.match_id)
+                current = db.session.scalar(query)
+                db.session.rollback()
+        except Exception:  # the match is finished either way; a stray file is harmless
+            log.exception("match %s: the live replay was left in place", self.match_id)
+            return
         if current != self.relative:
             _remove(self.path)
 
