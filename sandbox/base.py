@@ -27,6 +27,20 @@ def kit_env(root: str) -> dict[str, str]:
     return {"PYTHONPATH": f"{root}/python", "NODE_PATH": f"{root}/js"}
 
 
+def isolated_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The whole environment of a bot in an isolating backend (nothing comes from the referee)."""
+    out = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    out.update(kit_env(KIT_MOUNT))
+    out.update(env or {})
+    return out
+
+
 class SandboxError(Exception):
     """The sandbox could not start the bot (not a bot failure: an infrastructure one)."""
 

@@ -38,7 +38,7 @@ from sandbox.base import (
     SandboxError,
     Usage,
     bot_folder,
-    kit_env,
+    isolated_env,
 )
 from sandbox.cgroups import Cgroup, CgroupLimits, sweep_stale
 from sandbox.seccomp import filter_program
@@ -165,20 +165,6 @@ def base_args(
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/bot"]
     return args
-
-
-def bot_env(env: Mapping[str, str] | None) -> dict[str, str]:
-    """The whole environment a bot gets (nothing is inherited from the referee)."""
-    out = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": "/tmp",
-        "TMPDIR": "/tmp",
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    out.update(kit_env(KIT_MOUNT))
-    out.update(env or {})
-    return out
 
 
 def env_args(env: Mapping[str, str]) -> list[str]:
@@ -426,7 +412,7 @@ class BwrapSandbox(Sandbox):
         staged = self._stage(bot_dir, uid, writable_bot_dir)
         mounted = staged or bot_dir
         args = [self.exe, *base_args(mounted, limits, extra, kit_for(uid), writable_bot_dir)]
-        args += env_args(bot_env(env))
+        args += env_args(isolated_env(env))
         program = filter_program() if self.use_seccomp else None
         seccomp_fd = _program_fd(program) if program else None
         if seccomp_fd is not None:

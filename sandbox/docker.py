@@ -40,7 +40,7 @@ from sandbox.base import (
     SandboxError,
     Usage,
     bot_folder,
-    kit_env,
+    isolated_env,
 )
 from sandbox.cgroups import find_hierarchies, sweep_stale
 from sandbox.docker_account import ROOT_NAME as ACCOUNT_ROOT
@@ -92,20 +92,6 @@ def container_command(command: Sequence[str]) -> list[str]:
     elif "/" in head and not head.startswith("/"):
         head = f"/bot/{head.removeprefix('./')}"
     return [head, *rest]
-
-
-def container_env(env: Mapping[str, str] | None) -> dict[str, str]:
-    """The whole environment of the bot (nothing comes from the referee)."""
-    out = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": "/tmp",
-        "TMPDIR": "/tmp",
-        "LANG": "C.UTF-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-    }
-    out.update(kit_env(KIT_MOUNT))
-    out.update(env or {})
-    return out
 
 
 def host_config(
@@ -420,7 +406,7 @@ class DockerSandbox(Sandbox):
             tty=False,
             user=bot_user(slot),
             working_dir="/bot",
-            environment=container_env(env),
+            environment=isolated_env(env),
             labels={LABEL: str(slot)},
             network_disabled=True,
             host_config=host_config(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.base import Exit, Limits, Sandbox
+from sandbox.base import Exit, Limits, Sandbox, isolated_env
 from sandbox.cgroups import find_hierarchies
 from sandbox.docker import (
     LABEL,
@@ -16,7 +16,6 @@ from sandbox.docker import (
     FrameSplitter,
     bot_user,
     container_command,
-    container_env,
 )
 from sandbox.docker_account import ROOT_NAME
 from tests.sandbox.driver import fresh_slot, survivors
@@ -55,7 +54,7 @@ def test_command_and_environment_for_the_image() -> None:
     assert container_command(["python", "bot.py"]) == ["python3", "bot.py"]
     assert container_command(["./run.sh"]) == ["/bot/run.sh"]
     assert container_command(["node", "bot.js"]) == ["node", "bot.js"]
-    env = container_env({"ARENA_SEAT": "1"})
+    env = isolated_env({"ARENA_SEAT": "1"})
     assert env["PYTHONPATH"] == "/kit/python" and env["ARENA_SEAT"] == "1"
     assert "ARENA_SECRET" not in env
 
