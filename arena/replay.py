@@ -365,11 +365,12 @@ def states(replay: Replay) -> Iterator[State]:
         yield state
 
 
-HISTORY_KEYS = ("history", "previous_history", "last_deal", "earlier_rounds")
+HISTORY_KEYS = ("history", "previous_history")
 """View keys that repeat what earlier steps already said: left out of frames unless asked for.
 
 Every view carries the deal's history, so keeping it in every frame makes the frames of a match
-grow with the square of its length; a viewer rebuilds the history from the steps instead.
+grow with the square of a deal's length; a viewer rebuilds the history from the steps instead.
+Short summaries of the previous deal (``last_deal``, ``earlier_rounds``) stay: viewers show them.
 """
 
 
