@@ -19,7 +19,7 @@ import pytest
 from arena.bots import load_bot
 from arena.games import make_game
 from arena.runner import run_match
-from sandbox.base import Limits, Sandbox
+from sandbox.base import KIT_DIR, Limits, Sandbox
 from sandbox.build import build_copy, run_build, writable_copy
 from tests.sandbox.conftest import REPO
 
@@ -119,6 +119,15 @@ def test_a_build_that_writes_outside_its_folder_fails_and_leaves_nothing(
     assert not escape.exists() and not Path("/escaped-root").exists()
     assert sorted(p.name for p in open_dir.iterdir()) == ["source"]
     assert not (source / "built.txt").exists()
+    # Each way out, tried on its own, is refused (and reported in the log).
+    targets = [str(escape), "../up.txt", "/escaped-root", "/usr/escaped", "/kit/escaped"]
+    attempts = " ".join(f"echo x > {t} || echo refused {t};" for t in targets)
+    result = build_copy(any_sandbox, source, built, ["sh", "-c", attempts], timeout_s=30)
+    assert result.ok, result.log
+    assert [f"refused {t}" in result.log for t in targets] == [True] * len(targets)
+    assert sorted(p.name for p in built.iterdir()) == ["bot.c", "bot.toml"]
+    assert not escape.exists() and not Path("/escaped-root").exists()
+    assert not Path("/usr/escaped").exists() and not (KIT_DIR / "escaped").exists()
 
 
 def test_a_build_that_runs_too_long_is_stopped_with_a_clear_log_line(
