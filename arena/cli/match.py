@@ -20,6 +20,7 @@ from rich.text import Text
 
 from arena.agents import AGENTS
 from arena.bots import BuildError, ManifestError, build_bot, load_bot
+from arena.cli.errors import print_error
 from arena.cli.play import build_game
 from arena.games.base import ConfigError, Game, State
 from arena.render import action_text, seat_label
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("name at least one bot folder (or builtin:NAME)")
         game = build_game(args) if args.players else _game_for(args, len(entrants))
     except (ManifestError, ConfigError, ReplayError, OSError, ValueError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        print_error(console, exc)
         return 2
     if repeated is not None:
         console.print(f"repeating {args.repeat}: seats were {', '.join(repeated)}")
@@ -228,7 +229,7 @@ def build_all(seats: list[Entrant], console: Console) -> bool:
         try:
             build_bot(bot)
         except BuildError as exc:
-            console.print(f"[red]error:[/] {exc}")
+            print_error(console, exc)
             return False
         built.add(bot.path)
     return True
@@ -273,7 +274,7 @@ def choose_sandbox(name: str | None, console: Console) -> Sandbox | None:
     try:
         return get_sandbox(name)
     except (SandboxError, ImportError) as exc:
-        console.print(f"[red]error:[/] {exc}")
+        print_error(console, exc)
         return None
 
 
