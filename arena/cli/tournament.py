@@ -14,6 +14,7 @@ from rich.table import Table
 
 from arena.bots import load_bot
 from arena.cli.errors import print_error
+from arena.cli.match import build_all, load_entrant
 from arena.games.base import GameError
 from arena.runner import SeatStatus
 from arena.tournament import (
@@ -57,6 +58,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--sandbox", choices=sorted(BACKENDS), help="default: bwrap if available")
     p.add_argument("--out", type=Path, help="output folder (default ./tournaments/<game>-<seed>)")
     p.add_argument("--no-timeouts", action="store_true", help="never time a bot out (debugging)")
+    p.add_argument("--no-build", action="store_true", help="skip the bots' build commands")
     p.add_argument(
         "--include-unlisted",
         action="store_true",
@@ -84,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     for warning in warnings:
         print_error(err, warning, "warning")
+    if not args.no_build and not build_all([load_entrant(s) for s in spec.bots], err):
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     rows = _play(tournament, err)
     console = Console()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -224,6 +225,18 @@ def test_cli_leaves_out_bots_written_for_other_games(tmp_path: Path) -> None:
     data = _run_cli(["challenge", *every_sample, "--matches", "3", "--param", "deals=2"], tmp_path)
     seated = set(_order(data))
     assert seated == {"challenge-random", "challenge-greedy", "challenge-heuristic"}
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler (gcc) here")
+def test_cli_builds_compiled_bots_before_playing(tmp_path: Path) -> None:
+    bot = tmp_path / "c-bot"
+    shutil.copytree(SAMPLES / "c" / "svoi-kozyri-random", bot, ignore=shutil.ignore_patterns("bot"))
+    assert not (bot / "bot").exists()
+    python = str(SAMPLES / "python" / "svoi-kozyri-random")
+    args = ["svoi-kozyri", str(bot), python, "--players", "2", "--matches", "1"]
+    data = _run_cli([*args, "--param", "deals=1"], tmp_path / "out")
+    assert (bot / "bot").is_file()
+    assert data["matches"][0]["statuses"] == ["ok", "ok"]  # type: ignore[index]
 
 
 def test_cli_refuses_too_few_bots_for_the_table(tmp_path: Path) -> None:
