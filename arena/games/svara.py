@@ -6,14 +6,14 @@ pot; a tie for the best ("svara") keeps the pot for a new deal among the tied pl
 pays half the pot to join. Balances are on credit (they may go negative), so there are no all-ins
 and no side pots. A match is ``deals`` deals; seats are ranked by net chips.
 
-Hand values live in ``arena.games.svara_hands``, action codes in ``arena.games.svara_actions``.
+Hand values live in ``arena.games.svara_hands``, action codes in ``arena.games.svara_actions``,
+phases, seat statuses and chips in ``arena.games.svara_table``.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
-from enum import StrEnum
 from typing import Any
 
 from arena import cards
@@ -45,30 +45,10 @@ from arena.games.svara_actions import (
     SHOW,
 )
 from arena.games.svara_hands import HAND_SIZE, HandRules, hand_value, points
+from arena.games.svara_table import ACTIVE, Chips, Phase, Status
 
 # --- The game -----------------------------------------------------------------------------------
 
-
-class Phase(StrEnum):
-    """Where a deal stands: the dark chain, open betting, a svara decision, or the match over."""
-
-    DARK = "dark"
-    OPEN = "open"
-    SVARA = "svara"
-    OVER = "over"
-
-
-class Status(StrEnum):
-    """A seat's place in the deal in play."""
-
-    OUT = "out"  # not dealt in (a svara it did not join)
-    WAITING = "waiting"  # dealt in, has not seen its cards nor gone dark yet
-    DARK = "dark"  # bet in the dark
-    LOOKED = "looked"  # saw its cards without betting dark
-    FOLDED = "folded"
-
-
-_ACTIVE = (Status.DARK, Status.LOOKED)
 
 SPEC = GameSpec(
     name="svara",
@@ -172,9 +152,7 @@ class SvaraState(State):
         self._ante: int = game.params["ante"]
         self._max: int = game.params["max_stake"]
         self._step: int = game.params["step"]
-        self._balances = [0] * n
-        self._contrib = [0] * n
-        self._pot = 0
+        self._chips = Chips.for_seats(n)
         self._deal = 0
         self._dealer = deal_rng(seed, -1).randrange(n)
         self._history: list[JSON] = []
@@ -195,8 +173,8 @@ class SvaraState(State):
         self._history = []
         self._earlier_rounds = []
         for seat in range(self._n):
-            self._pay(seat, self._ante)
-        self._history.append({"type": "ante", "amount": self._ante, "pot": self._pot})
+            self._chips.pay(seat, self._ante)
+        self._history.append({"type": "ante", "amount": self._ante, "pot": self._chips.pot})
         self._deal_cards(list(range(self._n)))
 
     def _deal_cards(self, participants: Iterable[int]) -> None:
@@ -223,15 +201,10 @@ class SvaraState(State):
     def _clockwise_from_left(self) -> list[int]:
         return [(self._dealer + 1 + i) % self._n for i in range(self._n)]
 
-    def _pay(self, seat: int, amount: int) -> None:
-        self._balances[seat] -= amount
-        self._contrib[seat] += amount
-        self._pot += amount
-
     def _finish_deal(self) -> None:
         """Move on to the next deal, or end the match."""
         self._last_deal = [e for events in self._earlier_rounds for e in events] + self._history
-        self._contrib = [0] * self._n
+        self._chips.end_deal()
         if self._deal + 1 >= self.game.params["deals"]:
             self._phase = Phase.OVER
             self._to_move = TERMINAL
@@ -243,7 +216,7 @@ class SvaraState(State):
     # --- the dark phase -----------------------------------------------------------------------
 
     def _apply_dark(self, seat: int, stake: int) -> None:
-        self._pay(seat, stake // 2)
+        self._chips.pay(seat, stake // 2)
         self._stake = stake
         self._status[seat] = Status.DARK
         self._dark_stake[seat] = stake
@@ -282,7 +255,7 @@ class SvaraState(State):
         self._to_move = starter
 
     def _active(self) -> list[int]:
-        return [s for s in range(self._n) if self._status[s] in _ACTIVE]
+        return [s for s in range(self._n) if self._status[s] in ACTIVE]
 
     def can_show(self) -> bool:
         """Whether a show is legal: everyone active when open betting began has acted since."""
@@ -297,14 +270,14 @@ class SvaraState(State):
                 self._award(active[0], shown=False)
                 return
         elif action == SHOW:
-            self._pay(seat, self._stake)
+            self._chips.pay(seat, self._stake)
             self._history.append({"type": "show", "seat": seat, "amount": self._stake})
             self._showdown(auto=False)
             return
         else:
             if action != CALL:
                 self._stake = action - RAISE_BASE
-            self._pay(seat, self._stake)
+            self._chips.pay(seat, self._stake)
             kind = "call" if action == CALL else "raise"
             self._history.append({"type": kind, "seat": seat, "amount": self._stake})
         self._open_turns[seat] += 1
@@ -317,9 +290,8 @@ class SvaraState(State):
     # --- the end of a deal --------------------------------------------------------------------
 
     def _award(self, seat: int, shown: bool) -> None:
-        self._history.append({"type": "win", "seat": seat, "amount": self._pot, "shown": shown})
-        self._balances[seat] += self._pot
-        self._pot = 0
+        won = self._chips.win(seat)
+        self._history.append({"type": "win", "seat": seat, "amount": won, "shown": shown})
         self._finish_deal()
 
     def _showdown(self, auto: bool) -> None:
@@ -345,26 +317,20 @@ class SvaraState(State):
 
     def _split(self, winners: list[int]) -> None:
         """Share the pot equally; odd chips go one at a time clockwise from the dealer's left."""
-        share, leftover = divmod(self._pot, len(winners))
-        shares = dict.fromkeys(winners, share)
-        for s in [s for s in self._clockwise_from_left() if s in shares][:leftover]:
-            shares[s] += 1
-        for s, amount in shares.items():
-            self._balances[s] += amount
+        shares = self._chips.split(winners, self._clockwise_from_left())
         self._history.append(
             {"type": "split", "shares": [{"seat": s, "amount": a} for s, a in shares.items()]}
         )
-        self._pot = 0
         self._finish_deal()
 
     def _begin_svara(self, tied: list[int]) -> None:
         self._svaras += 1
         self._tied = tied
         self._joined = []
-        self._join_price = self._pot // 2
+        self._join_price = self._chips.pot // 2
         self._join_queue = [s for s in self._clockwise_from_left() if s not in tied]
         self._history.append(
-            {"type": "svara", "tied": tied, "pot": self._pot, "price": self._join_price}
+            {"type": "svara", "tied": tied, "pot": self._chips.pot, "price": self._join_price}
         )
         # A new round of the deal: the pack is shuffled again, so the cards shown so far are
         # kept apart from the events of the round in play.
@@ -381,7 +347,7 @@ class SvaraState(State):
 
     def _apply_svara(self, seat: int, action: Action) -> None:
         if action == JOIN:
-            self._pay(seat, self._join_price)
+            self._chips.pay(seat, self._join_price)
             self._joined.append(seat)
             self._history.append({"type": "join", "seat": seat, "amount": self._join_price})
         else:
@@ -406,7 +372,7 @@ class SvaraState(State):
 
     @property
     def pot(self) -> int:
-        return self._pot
+        return self._chips.pot
 
     @property
     def stake(self) -> int:
@@ -416,7 +382,7 @@ class SvaraState(State):
     @property
     def balances(self) -> list[int]:
         """Net chips per seat since the match began (on credit, so possibly negative)."""
-        return list(self._balances)
+        return list(self._chips.balances)
 
     @property
     def dealer(self) -> int:
@@ -463,8 +429,8 @@ class SvaraState(State):
     def result(self) -> Result:
         if not self.is_terminal():
             raise IllegalActionError("the match is not over")
-        scores = tuple(float(b) for b in self._balances)
-        detail = {"balances": list(self._balances), "deals": self._deal + 1}
+        scores = tuple(float(b) for b in self._chips.balances)
+        detail = {"balances": list(self._chips.balances), "deals": self._deal + 1}
         return Result(ranking_from_scores(scores), scores, detail)
 
     def private_cards(self, seat: int) -> set[str]:
@@ -488,7 +454,7 @@ class SvaraState(State):
             "status": str(self._status[seat]),
             "seen": self._seen[seat],
             "dark_stake": self._dark_stake[seat],
-            "contribution": self._contrib[seat],
+            "contribution": self._chips.contributions[seat],
             "open_turns": self._open_turns[seat],
         }
 
@@ -502,14 +468,14 @@ class SvaraState(State):
             "to_move": to_move,
             "phase": str(self._phase),
             "svara": self._svaras,
-            "pot": self._pot,
+            "pot": self._chips.pot,
             "stake": self._stake,
             "limits": {"ante": self._ante, "max_stake": self._max, "step": self._step},
             "can_show": self.can_show(),
             "hand_counts": [len(h) for h in self._hands],
             "players": [self._seat_view(s) for s in range(self._n)],
-            "balances": list(self._balances),
-            "scores": list(self._balances),
+            "balances": list(self._chips.balances),
+            "scores": list(self._chips.balances),
             "history": list(self._history),
             "earlier_rounds": [list(events) for events in self._earlier_rounds],
             "last_deal": self._last_deal,
