@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, render_template
+from pathlib import Path
+
+from flask import Blueprint, abort, render_template, send_file
 from flask.typing import ResponseReturnValue
 from sqlalchemy import select
 
@@ -14,6 +16,17 @@ from web.models import Bot
 from web.views.cache import anonymous_cache
 
 bp = Blueprint("home", __name__)
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
+STARTER_FILES = {
+    "kozyri_bot.py": "kit/python/kozyri_bot.py",
+    "kozyri_bot.js": "kit/js/kozyri_bot.js",
+    "python/bot.py": "python/svoi-kozyri-greedy/bot.py",
+    "python/bot.toml": "python/svoi-kozyri-greedy/bot.toml",
+    "js/bot.js": "js/svoi-kozyri-greedy/bot.js",
+    "js/bot.toml": "js/svoi-kozyri-greedy/bot.toml",
+}
+"""The starter kits and a sample bot per language, offered for download by name."""
 
 
 @bp.route("/")
@@ -45,3 +58,24 @@ def api_docs() -> ResponseReturnValue:
 
     spec = api.spec.to_dict()
     return render_template("api_docs.html", spec=spec)
+
+
+@bp.route("/docs/bots")
+def bot_guide() -> ResponseReturnValue:
+    """How to write a bot: the starter kits, the manifest, local play and ``arena submit``."""
+    sample = SAMPLES / STARTER_FILES["python/bot.py"]
+    return render_template(
+        "bot_guide.html",
+        games=game_list(),
+        sample=sample.read_text(encoding="utf-8") if sample.is_file() else "",
+        files=[name for name in STARTER_FILES if (SAMPLES / STARTER_FILES[name]).is_file()],
+    )
+
+
+@bp.route("/docs/bots/files/<path:name>")
+def starter_file(name: str) -> ResponseReturnValue:
+    """One starter file as plain text (only the files named in ``STARTER_FILES``)."""
+    path = SAMPLES / STARTER_FILES.get(name, "missing")
+    if name not in STARTER_FILES or not path.is_file():
+        abort(404)
+    return send_file(path, mimetype="text/plain", as_attachment=True, download_name=Path(name).name)

@@ -223,3 +223,21 @@ def test_pages_issue_a_fixed_number_of_queries(client: FlaskClient, world: World
     db.session.commit()
     after = {url: count_queries(client, url) for url in urls}
     assert after == before
+
+
+def test_bot_guide_offers_the_starter_kit_and_submit(client: FlaskClient, world: World) -> None:
+    home = client.get("/").get_data(as_text=True)
+    assert 'href="/docs/bots"' in home, "the guide is one click from home"
+    guide = client.get("/docs/bots").get_data(as_text=True)
+    assert "arena submit" in guide and "bot.toml" in guide
+    kit = client.get("/docs/bots/files/kozyri_bot.py")
+    assert kit.status_code == 200 and b"def run" in kit.get_data()
+    kit.close()
+    assert client.get("/docs/bots/files/..%2Fpyproject.toml").status_code == 404
+    assert client.get("/docs/bots/files/python/bot.py/../../x").status_code == 404
+
+
+def test_upload_page_explains_the_manifest(client: FlaskClient, world: World) -> None:
+    login(client, "alice")
+    html = client.get("/upload").get_data(as_text=True)
+    assert 'run = ["python3", "bot.py"]' in html and 'href="/docs/bots"' in html
