@@ -93,19 +93,31 @@ def replay(match_id: int) -> Response:
     return response
 
 
+def frame_window(args: dict[str, Any]) -> range:
+    """The frames a request asks for: after ``since``, or ``start`` to ``stop`` (bounded)."""
+    if "since" in args:
+        start = args["since"] + 1
+        return range(start, start + s.MAX_FRAMES)
+    start = args.get("start", 0)
+    return range(start, args.get("stop", start + s.MAX_FRAMES))
+
+
 @blp.route("/matches/<id:match_id>/frames")
 @blp.arguments(s.FrameArgs, location="query")
 @blp.response(200, s.envelope(s.FramePage))
 def frames(args: dict[str, Any], match_id: int) -> Response:
     """What was on the table at each step: everything, one seat's view (``seat``), or public.
 
-    For a running match only public observations are given, plus the reader's own seats.
+    One window of at most 500 frames per request: ``start`` to ``stop`` (the first 500 by
+    default), or the frames after ``since`` for following a running match; ``total`` says how
+    many frames there are so far. For a running match only public observations are given,
+    plus the reader's own seats.
     """
     found = _match_or_404(match_id)
     seat = args.get("seat")
     owned = auth.owned_seats(auth.reader(), found)
     try:
-        body = replays.served_frames(found, seat, owned)
+        body = replays.served_frames(found, seat, owned, frame_window(args))
     except replays.NoReplay as exc:
         abort(404, description=str(exc))
     except IndexError as exc:

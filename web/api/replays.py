@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from itertools import islice
 from typing import Any
 
 import orjson
 
 from arena import replay as replays
+from arena.games.base import State
 from web.models import Match, MatchStatus
 from web.storage import get_storage
 
@@ -103,17 +105,29 @@ def served_bytes(match: Match, owned: set[int]) -> bytes:
     return _kept(key, lambda: orjson.dumps(replay_for(match, load(match), owned)))
 
 
-def served_frames(match: Match, seat: int | None, owned: set[int]) -> bytes:
-    """The frames envelope (``{"data": {...}}``) as JSON bytes; kept for finished matches."""
+def served_frames(match: Match, seat: int | None, owned: set[int], window: range) -> bytes:
+    """The frames envelope (``{"data": {...}}``) of ``window`` as JSON bytes.
+
+    ``total`` counts every frame so far, so a reader knows what other windows to ask for. A
+    finished match never changes, so its windows' most recent renderings are kept.
+    """
 
     def make() -> bytes:
-        shown = frames_for(match, load(match), seat, owned)
-        data = {"match_id": match.id, "seat": seat, "live": is_live(match), "frames": shown}
+        doc = load(match)
+        shown = frames_for(match, doc, seat, owned, window)
+        data = {
+            "match_id": match.id,
+            "seat": seat,
+            "live": is_live(match),
+            "total": len(doc["steps"]) + 1,
+            "frames": shown,
+        }
         return orjson.dumps({"data": data})
 
     if is_live(match):
         return make()
-    return _kept(("frames:" + (match.replay_path or ""), seat, frozenset(owned)), make)
+    name = f"frames:{match.replay_path or ''}:{window.start}:{window.stop}"
+    return _kept((name, seat, frozenset(owned)), make)
 
 
 def forget() -> None:
@@ -123,33 +137,41 @@ def forget() -> None:
 
 
 def frames_for(
-    match: Match, doc: dict[str, Any], seat: int | None, owned: set[int]
+    match: Match, doc: dict[str, Any], seat: int | None, owned: set[int], window: range
 ) -> list[dict[str, Any]]:
-    """Per-step views: everything (finished, no seat), one seat's, or public only (running)."""
+    """The views of the frames in ``window``: everything (finished, no seat), one seat's, or
+    public only (running). Only the views asked for are built, and only inside the window."""
     live = is_live(match)
     if seat is not None and not 0 <= seat < len(match.seats):
         raise IndexError(f"match {match.id} has no seat {seat}")
     if live and seat is not None and seat not in owned:
         raise NotYours(f"seat {seat} of running match {match.id} is not yours")
+    steps = doc["steps"]
     shown = []
-    for frame in replays.frames(_replayable(doc)):
-        shown.append(_frame(frame, seat, owned, live))
+    # islice stops before re-playing the step after the window
+    for index, state in enumerate(islice(replays.states(_replayable(doc)), window.stop)):
+        if index >= window.start:
+            event = event_for(steps[index - 1], seat, owned, live) if index else None
+            shown.append(_frame(state, index, event, seat, live))
     return shown
 
 
-def _frame(frame: Any, seat: int | None, owned: set[int], live: bool) -> dict[str, Any]:
-    event = frame["event"]
-    out: dict[str, Any] = {
-        "index": frame["index"],
-        "event": event_for(event, seat, owned, live) if event else None,
-        "public": frame["public"],
-    }
+def _frame(
+    state: State, index: int, event: dict[str, Any] | None, seat: int | None, live: bool
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"index": index, "event": event, "public": _view(state.observation(None))}
     if seat is not None:
-        out["seat"] = frame["seats"][seat]
+        out["seat"] = _view(state.observation(seat))
     elif not live:
-        out["spectator"] = frame["spectator"]
-        out["seats"] = frame["seats"]
+        out["spectator"] = _view(state.full_view())
+        out["seats"] = [_view(state.observation(s)) for s in range(state.game.players)]
     return out
+
+
+def _view(data: dict[str, Any]) -> Any:
+    """A view as plain JSON, without the histories (a viewer rebuilds them from the events)."""
+    kept = {key: value for key, value in data.items() if key not in replays.HISTORY_KEYS}
+    return orjson.loads(orjson.dumps(kept))
 
 
 def event_for(

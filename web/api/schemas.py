@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 _envelopes: dict[tuple[str, bool], type[Schema]] = {}
 
@@ -79,8 +79,32 @@ class RatingArgs(Schema):
     points = fields.Integer(load_default=500, validate=validate.Range(2, 5000))
 
 
+MAX_FRAMES = 500
+"""The most frames one request for a match's frames may ask for."""
+
+
 class FrameArgs(Schema):
     seat = fields.Integer(validate=validate.Range(0, 15))
+    start = fields.Integer(
+        validate=validate.Range(0, 10_000_000),
+        metadata={"description": "the window's first frame (0 by default)"},
+    )
+    stop = fields.Integer(
+        validate=validate.Range(1, 10_000_000),
+        metadata={"description": f"the frame after the window (at most start + {MAX_FRAMES})"},
+    )
+    since = fields.Integer(
+        validate=validate.Range(0, 10_000_000),
+        metadata={"description": "only the frames after this one (live polling), not with start"},
+    )
+
+    @validates_schema
+    def _window(self, data: dict[str, Any], **_: Any) -> None:
+        if "since" in data and ("start" in data or "stop" in data):
+            raise ValidationError("give either since or start and stop")
+        start, stop = data.get("start", 0), data.get("stop")
+        if stop is not None and not start < stop <= start + MAX_FRAMES:
+            raise ValidationError(f"stop must be after start and at most start + {MAX_FRAMES}")
 
 
 class UploadForm(Schema):
@@ -201,6 +225,7 @@ class FramePage(Schema):
     match_id = fields.Integer(required=True)
     seat = fields.Integer(allow_none=True)
     live = fields.Boolean(required=True)
+    total = fields.Integer(required=True, metadata={"description": "frames so far, all windows"})
     frames = fields.List(fields.Dict(), required=True)
 
 

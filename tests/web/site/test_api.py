@@ -215,3 +215,45 @@ def test_nul_characters_are_refused_not_a_database_error(client: FlaskClient, wo
     token = csrf_from(client.get("/login").get_data(as_text=True))
     form = {"username": "al\x00ice", "password": "x", "csrf_token": token}
     assert client.post("/login", data=form).status_code == 400
+
+
+def test_frames_come_in_bounded_windows(client: FlaskClient, world: World) -> None:
+    url = f"/api/v1/matches/{world.finished.id}/frames"
+    whole = client.get(url).get_json()["data"]
+    total = whole["total"]
+    assert total == len(whole["frames"]) > 6, "a short match fits the default window"
+    window = client.get(url + "?start=2&stop=5").get_json()["data"]
+    assert window["total"] == total and window["live"] is False
+    assert window["frames"] == whole["frames"][2:5]
+    seat = client.get(url + "?seat=1&start=3&stop=4").get_json()["data"]["frames"]
+    assert [f["index"] for f in seat] == [3] and "spectator" not in seat[0]
+    tail = client.get(url + f"?start={total - 2}&stop={total + 100}").get_json()["data"]
+    assert [f["index"] for f in tail["frames"]] == [total - 2, total - 1]
+    assert client.get(url + f"?start={total + 5}").get_json()["data"]["frames"] == []
+    for bad in ("start=0&stop=501", "start=5&stop=5", "since=3&start=0", "start=-1", "since=-1"):
+        answer = client.get(f"{url}?{bad}")
+        assert answer.status_code == 422, bad
+        assert answer.get_json()["error"]["message"], bad
+
+
+def test_frames_since_follow_a_match(client: FlaskClient, world: World) -> None:
+    url = f"/api/v1/matches/{world.running.id}/frames"
+    first = client.get(url + "?start=0&stop=2").get_json()["data"]
+    assert first["live"] is True and [f["index"] for f in first["frames"]] == [0, 1]
+    total = first["total"]
+    assert total > 3
+    news = client.get(url + "?since=1").get_json()["data"]
+    assert [f["index"] for f in news["frames"]] == list(range(2, total))
+    assert all(set(f) == {"index", "event", "public"} for f in news["frames"])
+    assert all("action" not in f["event"] for f in news["frames"])
+    assert client.get(url + f"?since={total - 1}").get_json()["data"]["frames"] == []
+    finished = f"/api/v1/matches/{world.finished.id}/frames"
+    whole = client.get(finished).get_json()["data"]["frames"]
+    assert client.get(finished + "?since=4").get_json()["data"]["frames"] == whole[5:]
+
+
+def test_openapi_documents_the_frame_window(client: FlaskClient) -> None:
+    spec = client.get("/api/v1/openapi.json").get_json()
+    frames = spec["paths"]["/api/v1/matches/{match_id}/frames"]["get"]
+    named = {p["name"] for p in frames["parameters"]}
+    assert {"seat", "start", "stop", "since"} <= named
