@@ -63,7 +63,9 @@ class FixtureSite:
         self.lean: set[str] = set()
         """Replays whose frames are served without the history lists, which grow every step."""
         """Replays still being played: how many of their steps are played so far."""
-        self._frames: dict[str, list[Any]] = {}
+        self._frames: dict[str, dict[int, Any]] = {}
+        self.requests: list[str] = []
+        """The frame requests served, in order (path and query)."""
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -82,10 +84,15 @@ class FixtureSite:
         self._frames.pop(name, None)
         return f"{self.url}/viewer/{name}"
 
-    def frames(self, name: str) -> list[Any]:
-        if name not in self._frames:
-            self._frames[name] = list(frames(self.replays[name]))
-        return self._frames[name]
+    def frames(self, name: str, start: int, stop: int) -> list[Any]:
+        """Frames ``start`` to ``stop - 1`` of a replay, built only when first asked for."""
+        built = self._frames.setdefault(name, {})
+        stop = min(stop, len(self.replays[name]["steps"]) + 1)
+        missing = [i for i in range(start, stop) if i not in built]
+        if missing:
+            for frame in frames(self.replays[name], missing[0], missing[-1] + 1):
+                built[frame["index"]] = frame
+        return [built[i] for i in range(start, stop)]
 
     def start(self) -> FixtureSite:
         self.thread.start()
@@ -112,6 +119,21 @@ def frame_for(frame: Any, seat: int | None, live: bool = False) -> dict[str, Any
         event.pop("action", None)
     out["seat"] = frame["seats"][seat]
     return out
+
+
+MAX_WINDOW = 500
+
+
+def frame_window(query: dict[str, list[str]]) -> range:
+    """The window a frames request asks for, as the API reads it (``start``/``stop``, ``since``)."""
+    if "since" in query:
+        start = int(query["since"][0]) + 1
+        return range(start, start + MAX_WINDOW)
+    start = int(query.get("start", ["0"])[0])
+    stop = int(query.get("stop", [str(start + MAX_WINDOW)])[0])
+    if not 0 <= start < stop <= start + MAX_WINDOW:
+        raise ValueError(f"bad window {start}..{stop}")
+    return range(start, stop)
 
 
 def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
@@ -146,18 +168,20 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
                 raise KeyError(path)
 
         def _frames(self, name: str, query: dict[str, list[str]]) -> None:
+            site.requests.append(self.path)
             seat = int(query["seat"][0]) if "seat" in query else None
             played = site.live.get(name)
             if played is not None and seat not in (None, site.viewer_seats.get(name)):
                 self._send(403, b'{"error": {"message": "not your seat"}}', "application/json")
                 return
-            every = site.frames(name)
-            upto = (played or len(every)) + 1
-            shown = [frame_for(f, seat, played is not None) for f in every[:upto]]
+            total = (len(site.replays[name]["steps"]) if played is None else played) + 1
+            window = frame_window(query)
+            every = site.frames(name, window.start, min(window.stop, total))
+            shown = [frame_for(f, seat, played is not None) for f in every]
             if name in site.lean:
                 shown = [_without_history(f) for f in shown]
-            data = {"match_id": 1, "seat": seat, "live": played is not None, "frames": shown}
-            self._json({"data": data})
+            data = {"match_id": 1, "seat": seat, "live": played is not None, "total": total}
+            self._json({"data": {**data, "frames": shown}})
 
         def _static(self, rel: str) -> None:
             target = (STATIC / rel).resolve()

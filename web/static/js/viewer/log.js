@@ -10,6 +10,7 @@ export function stepText(frames, i, adapter) {
   if (!event) return "cards dealt";
   const say = adapter.describe ?? describe;
   if (event.action) return say(event.action);
+  if (i > 0 && !frames[i - 1]) return "moves (hidden)"; // its events show once that frame is here
   const mine = newEvents(frames[i - 1]?.view, view).filter((e) => e.seat === event.seat);
   return mine.length ? mine.map(say).join(", ") : "moves (hidden)";
 }
@@ -19,7 +20,8 @@ function timeText(ms) {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(ms < 10 ? 2 : 0)} ms`;
 }
 
-/** The move log: ``onPick(step)`` is called when a line is clicked. */
+/** The move log: ``onPick(step)`` is called when a line is clicked. Lines arrive a window at a
+ * time (``add``), in any order, and each goes to its place. */
 export class MoveLog {
   constructor(container, onPick) {
     this.list = el("ol", "rv-log");
@@ -29,25 +31,84 @@ export class MoveLog {
       if (line) onPick(Number(line.dataset.step));
     });
     container.append(this.list);
-    this.lines = [];
+    this.reset();
+  }
+
+  /** Empty the log. */
+  reset() {
+    this.lines = [null];
+    this.seps = [];
+    this.list.replaceChildren();
   }
 
   /** Rebuild the log for ``frames``. */
   fill(frames, names, adapter) {
+    this.reset();
+    this.add(frames, 1, frames.length, names, adapter);
+  }
+
+  /** Put in the lines of frames ``start`` to ``stop - 1``, and redo the line after them
+   * (its text and deal heading may depend on the frame before it). */
+  add(frames, start, stop, names, adapter) {
     const nodes = [];
-    this.lines = [null];
-    let deal = null;
-    for (let i = 1; i < frames.length; i += 1) {
-      const event = frames[i].event ?? {};
-      if (event.deal !== undefined && event.deal !== deal) {
-        deal = event.deal;
-        nodes.push(el("li", "deal-sep", `Deal ${deal + 1}`));
+    const last = Math.min(stop, frames.length - 1);
+    for (let i = Math.max(1, start); i <= last; i += 1) {
+      if (!frames[i]) continue;
+      if (i === stop && this.lines[i]) {
+        this.#redo(frames, i, names, adapter);
+        continue;
       }
+      this.#drop(i);
+      const sep = this.#separator(frames, i);
+      if (sep) nodes.push(sep);
       const line = this.#line(frames, i, names, adapter);
+      this.lines[i] = line;
       nodes.push(line);
-      this.lines.push(line);
     }
-    this.list.replaceChildren(...nodes);
+    this.list.insertBefore(this.#fragment(nodes), this.#nodeAfter(stop - 1));
+  }
+
+  #fragment(nodes) {
+    const fragment = document.createDocumentFragment();
+    fragment.append(...nodes);
+    return fragment;
+  }
+
+  /** The first node of a later line already in the log (null: the end). */
+  #nodeAfter(i) {
+    for (let j = i + 1; j < this.lines.length; j += 1) {
+      if (this.lines[j]) return this.seps[j] ?? this.lines[j];
+    }
+    return null;
+  }
+
+  #drop(i) {
+    this.lines[i]?.remove();
+    this.seps[i]?.remove();
+    this.lines[i] = undefined;
+    this.seps[i] = undefined;
+  }
+
+  /** A deal heading before line ``i`` when its deal differs from the line before it. */
+  #separator(frames, i) {
+    const deal = frames[i].event?.deal;
+    if (deal === undefined || frames[i - 1]?.event?.deal === deal) return null;
+    if (i > 1 && !frames[i - 1]) return null; // decided when the frame before arrives
+    const sep = el("li", "deal-sep", `Deal ${deal + 1}`);
+    this.seps[i] = sep;
+    return sep;
+  }
+
+  #redo(frames, i, names, adapter) {
+    const old = this.lines[i];
+    this.seps[i]?.remove();
+    this.seps[i] = undefined;
+    const line = this.#line(frames, i, names, adapter);
+    if (old.classList.contains("current")) line.classList.add("current");
+    old.replaceWith(line);
+    this.lines[i] = line;
+    const sep = this.#separator(frames, i);
+    if (sep) line.before(sep);
   }
 
   #line(frames, i, names, adapter) {

@@ -8,27 +8,34 @@ const MARK_LABELS = {
   showdown: "showdown",
 };
 
+/** The marks of frame ``i`` (none of its boundary ones while frame ``i - 1`` is not here). */
+export function marksAt(frames, i, adapter) {
+  const marks = [];
+  const frame = frames[i];
+  if (!frame || i < 1) return marks;
+  const before = frames[i - 1]?.public;
+  const now = frame.public;
+  const event = frame.event;
+  if (frames[i - 1] && now?.deal !== undefined && before?.deal !== now.deal) {
+    marks.push({ index: i, kind: "deal", label: `deal ${now.deal + 1} begins` });
+  } else if (frames[i - 1]) {
+    const kind = adapter.boundary?.(before, now, event) ?? null;
+    if (kind) marks.push({ index: i, kind, label: MARK_LABELS[kind] ?? kind });
+  }
+  if (event?.status && event.status !== "ok") {
+    marks.push({
+      index: i,
+      kind: "strike",
+      label: `seat ${event.seat}: ${event.status.replaceAll("_", " ")}`,
+    });
+  }
+  return marks;
+}
+
 /** Marks ``{index, kind, label}`` over ``frames`` (the adapter names trick-like boundaries). */
 export function findMarks(frames, adapter) {
   const marks = [];
-  for (let i = 1; i < frames.length; i += 1) {
-    const before = frames[i - 1].public;
-    const now = frames[i].public;
-    const event = frames[i].event;
-    if (now?.deal !== undefined && before?.deal !== now.deal) {
-      marks.push({ index: i, kind: "deal", label: `deal ${now.deal + 1} begins` });
-    } else {
-      const kind = adapter.boundary?.(before, now, event) ?? null;
-      if (kind) marks.push({ index: i, kind, label: MARK_LABELS[kind] ?? kind });
-    }
-    if (event?.status && event.status !== "ok") {
-      marks.push({
-        index: i,
-        kind: "strike",
-        label: `seat ${event.seat}: ${event.status.replaceAll("_", " ")}`,
-      });
-    }
-  }
+  for (let i = 1; i < frames.length; i += 1) marks.push(...marksAt(frames, i, adapter));
   return marks;
 }
 

@@ -1,11 +1,14 @@
 // The generic replay player: a small state machine {step, playing, speed, seat} with its
 // controls, keys, shareable URL and side panels. Everything game-specific is in the adapter.
+// Frames arrive a window at a time (see frames.js): the one the reader looks at first, the rest
+// in the background; a step whose window has not arrived is shown as soon as it has.
 
 import { describe } from "./adapters/common.js";
 import { buildControls, buildHelp, buildPerspective, markScrubber } from "./controls.js";
 import { replayFileName, saveFile, standaloneHtml } from "./export.js";
 import { MoveLog, stepDetails, stepText } from "./log.js";
-import { findMarks, jumpTarget } from "./marks.js";
+import { FrameStore } from "./frames.js";
+import { jumpTarget, marksAt } from "./marks.js";
 import { el, Table } from "./table.js";
 
 export const SPEEDS = [0.25, 0.5, 1, 2, 4, 8, 16];
@@ -31,8 +34,9 @@ export class Player {
     this.root = root;
     this.options = options;
     this.state = { step: 0, playing: false, speed: 1, seat: null };
-    this.frames = [];
+    this.store = null;
     this.marks = [];
+    this.markAt = [];
     this.timer = null;
   }
 
@@ -48,10 +52,13 @@ export class Player {
     const wanted = readLocation(window.location, this.players);
     this.state.seat = this.#allowedSeats().includes(wanted.seat) ? wanted.seat : null;
     this.#build();
-    await this.#loadFrames();
-    this.go(wanted.step);
+    this.#useStore(this.state.seat);
+    const steps = this.replay.steps?.length ?? 0; // a hint: the frames may be further on
+    await this.store.ensure(Math.min(wanted.step, steps));
+    await this.go(wanted.step);
     this.root.classList.remove("loading");
     this.root.removeAttribute("aria-busy");
+    this.#fillInBackground();
     if (source.live) this.#poll();
     return this;
   }
@@ -156,22 +163,47 @@ export class Player {
     return button;
   }
 
-  async #loadFrames(fresh = false) {
-    this.root.classList.add("fetching");
-    try {
-      this.frames = await this.options.source.frames(this.state.seat, fresh);
-    } finally {
-      this.root.classList.remove("fetching");
+  /** Show the frames seen from ``seat``, starting afresh. */
+  #useStore(seat) {
+    this.store?.stop();
+    const store = new FrameStore(this.options.source, seat, (start, stop, reset) =>
+      this.#arrived(store, start, stop, reset),
+    );
+    this.store = store;
+    this.markAt = [];
+    this.marks = [];
+    this.log.reset();
+  }
+
+  #fillInBackground() {
+    this.store.fill().catch((error) => this.notify(`Some steps did not load: ${error.message}`));
+  }
+
+  /** Frames ``start`` to ``stop - 1`` arrived: put them in the log, marks and controls. */
+  #arrived(store, start, stop, reset) {
+    if (store !== this.store) return;
+    if (reset) {
+      this.log.reset();
+      this.markAt = [];
     }
-    this.marks = findMarks(this.frames, this.adapter);
-    this.controls.range.max = String(this.last);
+    const frames = this.frames;
+    this.log.add(frames, start, stop, this.names, this.adapter);
+    for (let i = Math.max(1, start); i <= Math.min(stop, frames.length - 1); i += 1)
+      this.markAt[i] = marksAt(frames, i, this.adapter);
+    this.marks = this.markAt.flat();
     markScrubber(this.controls, this.marks, this.last, (step) => this.go(step));
-    this.log.fill(this.frames, this.names, this.adapter);
+    this.controls.update({ ...this.state, step: this.target ?? this.state.step }, this.last);
+    this.log.show(this.state.step);
+  }
+
+  /** The frames of the current perspective (sparse while windows are on their way). */
+  get frames() {
+    return this.store?.frames ?? [];
   }
 
   /** The index of the last frame. */
   get last() {
-    return Math.max(0, this.frames.length - 1);
+    return this.store?.last ?? 0;
   }
 
   #context() {
@@ -191,7 +223,7 @@ export class Player {
     const deal = frame?.event?.deal;
     if (frame?.view?.deal !== undefined && frame.view.deal !== deal) return notes; // a fresh deal
     for (let i = this.state.step; i > 0; i -= 1) {
-      const event = this.frames[i].event;
+      const event = this.frames[i]?.event;
       if (!event || event.deal !== deal) break;
       if (event.seat < this.players && !notes[event.seat])
         notes[event.seat] = stepText(this.frames, i, this.adapter);
@@ -200,16 +232,35 @@ export class Player {
     return notes;
   }
 
-  /** Show frame ``step`` (clamped to the replay). */
+  /** Show frame ``step`` (clamped to the replay), once its window has arrived. */
   go(step, animate = true) {
     const target = Math.min(
       Math.max(0, Number.isFinite(step) ? Math.round(step) : this.last),
       this.last,
     );
+    this.target = target;
+    if (!this.store.has(target)) return this.#goLater(target);
     const jump = Math.abs(target - this.state.step);
     this.state.step = target;
     this.render(animate && jump <= 2);
     if (target >= this.last) this.pause();
+    return Promise.resolve();
+  }
+
+  /** Fetch the window of ``target`` and show it, unless the reader has moved on meanwhile. */
+  async #goLater(target) {
+    this.root.classList.add("fetching");
+    this.controls.update({ ...this.state, step: target }, this.last);
+    try {
+      await this.store.ensure(target);
+    } catch (error) {
+      this.notify(`Step ${target} cannot be loaded: ${error.message}`);
+      return;
+    } finally {
+      this.root.classList.remove("fetching");
+    }
+    if (this.target === target && this.store.has(Math.min(target, this.last)))
+      this.go(target, false);
   }
 
   /** Draw the current state: table, controls, log, details and the URL. */
@@ -305,6 +356,11 @@ export class Player {
         else this.#schedule();
         return;
       }
+      if (!this.store.has(this.state.step + 1)) {
+        this.store.ensure(this.state.step + 1).catch(() => {}); // retried at the next tick
+        this.#schedule();
+        return;
+      }
       this.go(this.state.step + 1);
       this.#schedule();
     }, BASE_DELAY_MS / this.state.speed);
@@ -338,14 +394,17 @@ export class Player {
     if (!this.#allowedSeats().includes(seat) || seat === this.state.seat) return;
     const step = this.state.step;
     this.state.seat = seat;
+    this.#useStore(seat);
     try {
-      await this.#loadFrames();
+      await this.store.ensure(step);
     } catch (error) {
       this.notify(`Cannot show that view: ${error.message}`);
       this.state.seat = null;
-      await this.#loadFrames();
+      this.#useStore(null);
+      await this.store.ensure(step);
     }
-    this.go(step, false);
+    await this.go(step, false);
+    this.#fillInBackground();
   }
 
   /** The next perspective in the cycle spectator, seat 0, seat 1, ... */
@@ -429,28 +488,38 @@ export class Player {
   #poll() {
     const every = this.options.pollMs ?? POLL_MS;
     this.poller = setInterval(async () => {
+      if (this.polling) return;
+      this.polling = true;
       const atEnd = this.state.step >= this.last;
       try {
-        await this.#loadFrames(true);
+        await this.store.poll();
       } catch {
         return; // a failed poll is retried at the next tick
+      } finally {
+        this.polling = false;
       }
-      if (atEnd) this.go(this.last);
-      if (!this.options.source.live) this.#finishLive();
+      if (!this.store.live) this.#finishLive(atEnd);
+      else if (atEnd) this.go(this.last);
     }, every);
   }
 
-  async #finishLive() {
+  /** The match is over: every view may now be shown, so the frames are loaded afresh. */
+  async #finishLive(atEnd) {
     clearInterval(this.poller);
     this.replay = await this.options.source.replay();
     this.#buildHead();
-    this.render(false);
+    const step = atEnd ? Infinity : this.state.step;
+    this.#useStore(this.state.seat);
+    await this.store.ensure(Math.min(step, this.replay.steps?.length ?? 0));
+    await this.go(step, false);
+    this.#fillInBackground();
   }
 
   /** Stop timers and listeners and empty the root. */
   destroy() {
     this.pause();
     clearInterval(this.poller);
+    this.store?.stop();
     document.removeEventListener("keydown", this.keys);
     this.adapter.unmount?.();
     this.table.destroy();

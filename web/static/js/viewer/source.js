@@ -1,8 +1,12 @@
-// Where a viewer's data comes from: the site's API (replay and per-step frames, one seat's view
-// fetched on demand), or a document embedded in a standalone page.
+// Where a viewer's data comes from: the site's API (the replay, and per-step frames a window at
+// a time, one seat's view fetched when first asked for), or a document embedded in a standalone
+// page. Both answer ``window(seat, query)`` with ``{total, live, frames}`` (raw frames).
+
+/** The most frames the API gives in one answer. */
+export const MAX_WINDOW = 500;
 
 /** One frame as the player uses it: the step that led here and the chosen perspective's view. */
-function normalise(frame, seat) {
+export function normalise(frame, seat) {
   let view;
   if (seat === null) view = frame.spectator ?? frame.public;
   else view = frame.seat ?? frame.seats?.[seat] ?? frame.public;
@@ -23,10 +27,11 @@ async function getJson(url) {
   return response.json();
 }
 
-function withSeat(url, seat) {
-  if (seat === null) return url;
+/** ``url`` with the seat (if any) and the window's query arguments. */
+function frameUrl(url, seat, query) {
   const target = new URL(url, window.location.href);
-  target.searchParams.set("seat", String(seat));
+  if (seat !== null) target.searchParams.set("seat", String(seat));
+  for (const [key, value] of Object.entries(query)) target.searchParams.set(key, String(value));
   return target.toString();
 }
 
@@ -35,8 +40,6 @@ export class HttpSource {
   constructor(replayUrl, framesUrl) {
     this.replayUrl = replayUrl;
     this.framesUrl = framesUrl;
-    this.cache = new Map();
-    this.raw = null;
     this.live = false;
   }
 
@@ -47,23 +50,25 @@ export class HttpSource {
     return this.document;
   }
 
-  /** The frames seen from ``seat`` (null: the spectator's); refetched while the match runs. */
-  async frames(seat, fresh = false) {
-    const key = seat === null ? "spectator" : String(seat);
-    if (!fresh && this.cache.has(key)) return this.cache.get(key);
-    const body = await getJson(withSeat(this.framesUrl, seat));
+  /** Raw frames seen from ``seat``: ``query`` is ``{start, stop}`` or ``{since}``. */
+  async window(seat, query) {
+    const body = await getJson(frameUrl(this.framesUrl, seat, query));
     const data = body.data ?? body;
     this.live = Boolean(data.live);
-    if (seat === null) this.raw = data.frames;
-    const frames = data.frames.map((f) => normalise(f, seat));
-    this.cache.set(key, frames);
-    return frames;
+    return { total: data.total ?? data.frames.length, live: this.live, frames: data.frames };
   }
 
-  /** The raw spectator frames, for a standalone export. */
+  /** Every raw spectator frame, for a standalone export (window after window). */
   async rawFrames() {
-    if (!this.raw) await this.frames(null);
-    return this.raw;
+    const all = [];
+    let total = 1;
+    while (all.length < total) {
+      const page = await this.window(null, { start: all.length, stop: all.length + MAX_WINDOW });
+      total = page.total;
+      if (!page.frames.length) break;
+      all.push(...page.frames);
+    }
+    return all;
   }
 }
 
@@ -79,8 +84,10 @@ export class InlineSource {
     return this.document;
   }
 
-  async frames(seat) {
-    return this.raw.map((f) => normalise(f, seat));
+  async window(_seat, query) {
+    const start = query.since !== undefined ? query.since + 1 : (query.start ?? 0);
+    const stop = query.stop ?? start + MAX_WINDOW;
+    return { total: this.raw.length, live: false, frames: this.raw.slice(start, stop) };
   }
 
   async rawFrames() {
