@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from flask import Flask, abort, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
+from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from web import charts
@@ -28,6 +30,7 @@ def register(app: Flask) -> None:
     app.before_request(refuse_nul_characters)
     app.after_request(security_headers)
     app.jinja_env.filters["when"] = when
+    app.jinja_env.filters["literals"] = literals
     app.jinja_env.filters["num"] = lambda x, d=2: "" if x is None else f"{x:.{d}f}"
     _configure_login(app)
     _trust_proxies(app)
@@ -69,6 +72,12 @@ def page_url(**changes: Any) -> str:
     args.update({k: v for k, v in changes.items() if v is not None})
     values: dict[str, Any] = {**(request.view_args or {}), **args}
     return url_for(request.endpoint or "home.index", **values)
+
+
+def literals(text: str | None) -> Markup:
+    """Escaped text in which spans between double backquotes become code elements."""
+    escaped = str(escape(text or ""))
+    return Markup(re.sub(r"``(.+?)``", r"<code>\1</code>", escaped))
 
 
 def when(moment: Any) -> str:

@@ -241,3 +241,9 @@ def test_upload_page_explains_the_manifest(client: FlaskClient, world: World) ->
     login(client, "alice")
     html = client.get("/upload").get_data(as_text=True)
     assert 'run = ["python3", "bot.py"]' in html and 'href="/docs/bots"' in html
+
+
+def test_api_docs_show_code_spans_as_code(client: FlaskClient, world: World) -> None:
+    html = client.get("/docs/api").get_data(as_text=True)
+    assert "``" not in html
+    assert "<code>seat</code>" in html
