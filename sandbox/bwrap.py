@@ -11,11 +11,13 @@ Before bubblewrap is executed the child joins its cgroups, lowers its rlimits an
 by root, switches to an unprivileged host uid of its own (``UID_BASE + slot``): the kernel ignores
 RLIMIT_NPROC for root, so without that switch a fork bomb would not be stopped by the rlimit.
 The bot folder and the kits must therefore be readable by that uid.
+
+The arguments that build the bot's world are in ``sandbox.bwrap_world``; this module starts and
+supervises the process.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import os
@@ -24,13 +26,10 @@ import select
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from sandbox.base import (
-    KIT_DIR,
-    KIT_MOUNT,
     BotProcess,
     Exit,
     Limits,
@@ -40,14 +39,20 @@ from sandbox.base import (
     bot_folder,
     isolated_env,
 )
+from sandbox.bwrap_world import (
+    base_args,
+    bwrap_path,
+    env_args,
+    kit_for,
+    reachable,
+    resolve_interpreter,
+    staged_copy,
+)
 from sandbox.cgroups import Cgroup, CgroupLimits, sweep_stale
 from sandbox.seccomp import filter_program
 
 UID_BASE = 20000
 """Host uid of slot 0; slot N runs as ``UID_BASE + N`` (only when the referee is root)."""
-
-SANDBOX_UID = 1000
-"""The uid a bot sees inside its user namespace."""
 
 AS_BACKSTOP = 1 << 30
 """Address space floor: V8 (Node) reserves a large code range and fails under about 1 GiB."""
@@ -59,119 +64,6 @@ MISSING = (
     "bubblewrap not found: apt-get install bubblewrap, "
     "or pass --sandbox none to run only your own bots without isolation"
 )
-
-
-def bwrap_path() -> str | None:
-    """The bubblewrap executable (``ARENA_BWRAP`` overrides the PATH lookup)."""
-    chosen = os.environ.get("ARENA_BWRAP")
-    if chosen:
-        return chosen if os.access(chosen, os.X_OK) else None
-    return shutil.which("bwrap")
-
-
-def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
-    """``command`` with an absolute interpreter, and extra host dirs to bind for it.
-
-    ``python``/``python3`` become Debian's ``/usr/bin/python3`` (fast to start, and under
-    ``/usr``); other names are looked up on PATH. A relative path is the bot's own file.
-    """
-    if not command:
-        raise SandboxError("empty run command")
-    head, rest = command[0], list(command[1:])
-    if head in ("python", "python3") and os.path.exists("/usr/bin/python3"):
-        return ["/usr/bin/python3", *rest], []
-    if "/" in head:
-        exe = os.path.normpath(head if os.path.isabs(head) else os.path.join("/bot", head))
-        return [exe, *rest], []
-    found = shutil.which("nodejs" if head == "node" and not shutil.which("node") else head)
-    if found is None:
-        raise SandboxError(f"command not found: {head!r}")
-    real = os.path.realpath(found)
-    extra = [] if real.startswith("/usr/") else [str(Path(real).parent.parent)]
-    return [real, *rest], extra
-
-
-def reachable(path: Path, uid: int) -> bool:
-    """True if ``uid`` (with no groups but its own) may walk to and list ``path``."""
-    current = path
-    while True:
-        try:
-            st = os.stat(current)
-        except OSError:
-            return False
-        shift = 6 if st.st_uid == uid else 3 if st.st_gid == uid else 0
-        need = 0o5 if current == path else 0o1
-        if (st.st_mode >> shift) & need != need:
-            return False
-        if current.parent == current:
-            return True
-        current = current.parent
-
-
-def staged_copy(source: Path) -> Path:
-    """A world-readable copy of ``source`` in a fresh temporary folder (the caller removes it)."""
-    root = Path(tempfile.mkdtemp(prefix="arena-stage-"))
-    target = root / "copy"
-    shutil.copytree(source, target, symlinks=True)
-    for path in [root, *root.rglob("*")]:
-        if not path.is_symlink():
-            path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
-    return target
-
-
-@functools.cache
-def kit_for(uid: int | None) -> Path:
-    """The kits folder as ``uid`` can read it: the checkout itself, or one staged copy."""
-    if uid is None or reachable(KIT_DIR, uid):
-        return KIT_DIR
-    copy = staged_copy(KIT_DIR)
-    atexit.register(shutil.rmtree, copy.parent, True)
-    return copy
-
-
-def base_args(
-    bot_dir: Path,
-    limits: Limits,
-    extra_binds: Sequence[str],
-    kit_dir: Path = KIT_DIR,
-    writable: bool = False,
-) -> list[str]:
-    """The bubblewrap arguments that build the bot's world (``writable``: a build step's)."""
-    # --as-pid-1: bubblewrap's own init would be orphaned (and left a zombie where the host's
-    # pid 1 does not reap) whenever the bot exits by itself; as pid 1 the bot is reaped by
-    # bubblewrap. The cost: pid 1 ignores SIGXCPU, so the CPU limit ends it by the hard limit.
-    args = ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--as-pid-1"]
-    args += ["--cap-drop", "ALL", "--clearenv", "--hostname", "arena"]
-    args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
-    args += ["--ro-bind", "/usr", "/usr"]
-    for name in ("bin", "lib", "lib32", "lib64", "sbin"):
-        target = os.readlink(f"/{name}") if os.path.islink(f"/{name}") else None
-        if target is not None:
-            args += ["--symlink", target, f"/{name}"]
-        elif os.path.isdir(f"/{name}"):
-            args += ["--ro-bind", f"/{name}", f"/{name}"]
-    args += ["--dir", "/etc"]
-    for name in ("/etc/ld.so.cache", "/etc/localtime"):
-        if os.path.exists(name):
-            args += ["--ro-bind", name, name]
-    for path in extra_binds:
-        args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
-    args += ["--bind" if writable else "--ro-bind", str(bot_dir), "/bot"]
-    args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
-    # Only /tmp (and a build step's /bot) stays writable: the root and /dev are bubblewrap's
-    # own (uncapped) tmpfs mounts.
-    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
-    args += ["--chdir", "/bot"]
-    return args
-
-
-def env_args(env: Mapping[str, str]) -> list[str]:
-    args: list[str] = []
-    for key, value in env.items():
-        args += ["--setenv", key, value]
-    return args
 
 
 def lower_rlimit(which: int, value: int) -> None:
