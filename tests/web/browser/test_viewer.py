@@ -8,10 +8,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from arena.replay import read_replay
+from arena.agents import random_agent
+from arena.games import make_game
+from arena.replay import agent_rng, read_replay, record_builtin_match
 from tests.web.browser.conftest import screenshot
 from tests.web.browser.fixture_site import GOLDEN, FixtureSite
 from web.viewer_export import standalone_html
@@ -298,8 +301,10 @@ def test_a_running_match_shows_public_cards_and_follows_new_steps(
     options = page.eval_on_selector_all(".rv-seat option", "os => os.map(o => o.value)")
     assert options == ["", "2"], "onlookers see public cards; the owner also their own seat"
     assert all(hidden_cards(page, seat) > 0 for seat in range(4)), "hands are hidden"
+    site.requests.clear()
     site.live["running"] = 25
     wait_step(page, 25)
+    assert any("since=" in r for r in site.requests), "a running match is polled with since"
     assert page.inner_text(".rv-counter") == "25 / 25"
     page.keyboard.press("f")
     page.wait_for_selector(f'{ROOT_SEL}[data-seat="2"]')
@@ -338,3 +343,57 @@ def test_cards_glide_unless_the_reader_asks_for_less_motion(page: Any, site: Fix
     page.keyboard.press("ArrowRight")
     wait_step(page, 5)
     assert page.evaluate("document.getAnimations().length") == 0
+
+
+def long_replay(min_steps: int = 2000) -> Any:
+    """A match of built-in random agents longer than ``min_steps`` (the first seed that is)."""
+    game = make_game("challenge")
+    for seed in range(1, 100):
+        state = game.new_state(seed)
+        replay = record_builtin_match(
+            state, [random_agent] * 2, ["left", "right"], agent_rng(seed), timed=False
+        )
+        if len(replay["steps"]) > min_steps:
+            return replay
+    raise AssertionError("no long match among the first seeds")
+
+
+def window_sizes(requests: list[str]) -> list[int]:
+    """How many frames each windowed request asked for."""
+    sizes = []
+    for url in requests:
+        query = parse_qs(urlsplit(url).query)
+        if "start" in query:
+            sizes.append(int(query["stop"][0]) - int(query["start"][0]))
+    return sizes
+
+
+def test_a_long_replay_opens_at_once_and_jumps_to_its_end(page: Any, site: FixtureSite) -> None:
+    replay = long_replay()
+    steps = len(replay["steps"])
+    url = site.add("long", replay)
+    site.requests.clear()
+    started = time.monotonic()
+    open_viewer(page, url)
+    opened = time.monotonic() - started
+    assert page.inner_text(".rv-counter") == f"0 / {steps}", "the length is known at once"
+    assert site.requests[0].endswith("start=0&stop=200"), "the first window only"
+    page.keyboard.press("End")
+    wait_step(page, steps)
+    assert "Match over" in page.inner_text(".table-banner")
+    assert page.inner_text(".rv-counter") == f"{steps} / {steps}"
+    page.eval_on_selector(
+        ".rv-range", f"r => {{ r.value = '{steps // 2}'; r.dispatchEvent(new Event('input')); }}"
+    )
+    wait_step(page, steps // 2)
+    lines = page.locator(".rv-log li[data-step]")
+    wait_until(page, lambda: lines.count() == steps, "the whole log", timeout=60)
+    order = page.eval_on_selector_all(
+        ".rv-log li[data-step]", "ls => ls.map(l => Number(l.dataset.step))"
+    )
+    assert order == list(range(1, steps + 1)), "windows arriving out of order keep the log's order"
+    deals = len({step["deal"] for step in replay["steps"]})
+    assert page.locator(".rv-log li.deal-sep").count() == deals, "one heading per deal"
+    assert page.locator(".rv-marks .tick.deal").count() == deals - 1
+    assert all(0 < size <= 500 for size in window_sizes(site.requests))
+    assert opened < 10, f"opening took {opened:.1f} s"
