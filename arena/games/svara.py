@@ -45,7 +45,7 @@ from arena.games.svara_actions import (
     SHOW,
 )
 from arena.games.svara_hands import HAND_SIZE, HandRules, hand_value, points
-from arena.games.svara_table import ACTIVE, Chips, Phase, Status
+from arena.games.svara_table import ACTIVE, Chips, Phase, Status, SvaraCall
 
 # --- The game -----------------------------------------------------------------------------------
 
@@ -158,10 +158,7 @@ class SvaraState(State):
         self._history: list[JSON] = []
         self._earlier_rounds: list[list[JSON]] = []
         self._last_deal: list[JSON] | None = None
-        self._tied: list[int] = []
-        self._joined: list[int] = []
-        self._join_queue: list[int] = []
-        self._join_price = 0
+        self._call = SvaraCall()
         self._start_deal()
 
     # --- deals --------------------------------------------------------------------------------
@@ -325,12 +322,10 @@ class SvaraState(State):
 
     def _begin_svara(self, tied: list[int]) -> None:
         self._svaras += 1
-        self._tied = tied
-        self._joined = []
-        self._join_price = self._chips.pot // 2
-        self._join_queue = [s for s in self._clockwise_from_left() if s not in tied]
+        undecided = [s for s in self._clockwise_from_left() if s not in tied]
+        self._call = SvaraCall(tied, self._chips.pot // 2, undecided)
         self._history.append(
-            {"type": "svara", "tied": tied, "pot": self._chips.pot, "price": self._join_price}
+            {"type": "svara", "tied": tied, "pot": self._chips.pot, "price": self._call.price}
         )
         # A new round of the deal: the pack is shuffled again, so the cards shown so far are
         # kept apart from the events of the round in play.
@@ -340,16 +335,17 @@ class SvaraState(State):
         self._next_joiner()
 
     def _next_joiner(self) -> None:
-        if self._join_queue:
-            self._to_move = self._join_queue.pop(0)
+        seat = self._call.next_to_decide()
+        if seat is not None:
+            self._to_move = seat
         else:
-            self._deal_cards(self._tied + self._joined)
+            self._deal_cards(self._call.players())
 
     def _apply_svara(self, seat: int, action: Action) -> None:
         if action == JOIN:
-            self._chips.pay(seat, self._join_price)
-            self._joined.append(seat)
-            self._history.append({"type": "join", "seat": seat, "amount": self._join_price})
+            self._chips.pay(seat, self._call.price)
+            self._call.joined.append(seat)
+            self._history.append({"type": "join", "seat": seat, "amount": self._call.price})
         else:
             self._history.append({"type": "decline", "seat": seat})
         self._next_joiner()
@@ -481,8 +477,8 @@ class SvaraState(State):
             "last_deal": self._last_deal,
         }
         if self._phase == Phase.SVARA:
-            view["join_price"] = self._join_price
-            view["tied"] = list(self._tied)
+            view["join_price"] = self._call.price
+            view["tied"] = list(self._call.tied)
         return view
 
     def observation(self, seat: int | None) -> JSON:

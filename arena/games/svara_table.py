@@ -5,7 +5,7 @@ status in it, and the chips on credit (balances, this deal's contributions and t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -71,3 +71,21 @@ class Chips:
     def end_deal(self) -> None:
         """Start counting contributions afresh for the next deal."""
         self.contributions = [0] * len(self.contributions)
+
+
+@dataclass
+class SvaraCall:
+    """A svara being decided: the tied seats, the price to join, who is undecided, who joined."""
+
+    tied: list[int] = field(default_factory=list)
+    price: int = 0
+    undecided: list[int] = field(default_factory=list)
+    joined: list[int] = field(default_factory=list)
+
+    def next_to_decide(self) -> int | None:
+        """The next seat to choose between joining and declining, or None when all have."""
+        return self.undecided.pop(0) if self.undecided else None
+
+    def players(self) -> list[int]:
+        """Who plays the svara's new deal: the tied seats, then those who joined."""
+        return self.tied + self.joined
