@@ -44,7 +44,7 @@ from arena.games.svara_actions import (
     RAISE_BASE,
     SHOW,
 )
-from arena.games.svara_hands import HAND_SIZE, HandRules, hand_value, points
+from arena.games.svara_hands import HAND_SIZE, HandRules, hand_value, parse_jokers, points
 from arena.games.svara_table import ACTIVE, Chips, Phase, Status, SvaraCall
 
 # --- The game -----------------------------------------------------------------------------------
@@ -115,20 +115,7 @@ class Svara(Game):
             raise ConfigError("max_stake must be at least the ante")
         if p["pack"] not in cards.PACK_SIZES or p["pack"] < HAND_SIZE * self.players:
             raise ConfigError(f"pack must be one of {cards.PACK_SIZES} with 3 cards per player")
-        self.hand_rules = HandRules(frozenset(self._jokers()), p["scoring"])
-
-    def _jokers(self) -> list[Card]:
-        raw = self.params["jokers"]
-        if not isinstance(raw, list) or not all(isinstance(j, str) for j in raw):
-            raise ConfigError("jokers must be a list of cards like ['6C']")
-        try:
-            jokers = [cards.parse(j) for j in raw]
-        except cards.CardError as exc:
-            raise ConfigError(str(exc)) from None
-        in_pack = set(jokers) <= set(cards.pack(self.params["pack"]))
-        if len(set(jokers)) != len(jokers) or not in_pack:
-            raise ConfigError("jokers must be distinct cards of the pack")
-        return jokers
+        self.hand_rules = HandRules(parse_jokers(p["jokers"], p["pack"]), p["scoring"])
 
     def new_state(self, seed: int) -> SvaraState:
         return SvaraState(self, seed)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from arena import cards
 from arena.cards import ACE, Card
+from arena.games.base import ConfigError
 
 HAND_SIZE = 3
 
@@ -28,6 +29,19 @@ class HandRules:
 
 
 CLASSIC = HandRules(jokers=frozenset({cards.parse("6C")}))
+
+
+def parse_jokers(raw: object, pack_size: int) -> frozenset[Card]:
+    """The jokers named by a ``jokers`` parameter (like ``["6C"]``): distinct cards of the pack."""
+    if not isinstance(raw, list) or not all(isinstance(j, str) for j in raw):
+        raise ConfigError("jokers must be a list of cards like ['6C']")
+    try:
+        jokers = [cards.parse(j) for j in raw]
+    except cards.CardError as exc:
+        raise ConfigError(str(exc)) from None
+    if len(set(jokers)) != len(jokers) or not set(jokers) <= set(cards.pack(pack_size)):
+        raise ConfigError("jokers must be distinct cards of the pack")
+    return frozenset(jokers)
 
 
 def card_points(card: Card) -> int:
