@@ -193,7 +193,8 @@ export class Player {
     this.marks = this.markAt.flat();
     markScrubber(this.controls, this.marks, this.last, (step) => this.go(step));
     this.controls.update({ ...this.state, step: this.target ?? this.state.step }, this.last);
-    this.log.show(this.state.step);
+    // the reader may be scrolling the log: bring the current line back only if it just arrived
+    if (this.state.step >= start && this.state.step <= stop) this.log.show(this.state.step);
   }
 
   /** The frames of the current perspective (sparse while windows are on their way). */
