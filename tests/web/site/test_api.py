@@ -247,6 +247,10 @@ def test_frames_since_follow_a_match(client: FlaskClient, world: World) -> None:
     assert all(set(f) == {"index", "event", "public"} for f in news["frames"])
     assert all("action" not in f["event"] for f in news["frames"])
     assert client.get(url + f"?since={total - 1}").get_json()["data"]["frames"] == []
+    own = client.get(url + "?seat=0&since=1", headers=auth(world, "alice")).get_json()["data"]
+    assert [f["index"] for f in own["frames"]] == list(range(2, total))
+    assert all(f["seat"]["seat"] == 0 and "spectator" not in f for f in own["frames"])
+    assert client.get(url + "?seat=1&since=1", headers=auth(world, "alice")).status_code == 403
     finished = f"/api/v1/matches/{world.finished.id}/frames"
     whole = client.get(finished).get_json()["data"]["frames"]
     assert client.get(finished + "?since=4").get_json()["data"]["frames"] == whole[5:]
