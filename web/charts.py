@@ -49,9 +49,14 @@ def rating_chart(points: Sequence[Sequence[object]], width: int = 640, height: i
 
     ``points`` are ``[iso time, score, mu, sigma]`` rows, oldest first.
     """
-    if len(points) < 2:
+    if not points:
         return Markup(
             '<p class="empty">No rating history yet: the bot has not played rated matches.</p>'
+        )
+    if len(points) == 1:
+        return Markup(
+            f'<p class="empty">One rated match so far (score {float(points[0][1]):.1f}, '  # type: ignore[arg-type]
+            "after it); the chart starts with the second.</p>"
         )
     scores = [float(p[1]) for p in points]  # type: ignore[arg-type]
     mus = [float(p[2]) for p in points]  # type: ignore[arg-type]

@@ -247,3 +247,8 @@ def test_api_docs_show_code_spans_as_code(client: FlaskClient, world: World) -> 
     html = client.get("/docs/api").get_data(as_text=True)
     assert "``" not in html
     assert "<code>seat</code>" in html
+
+
+def test_bot_page_after_one_rated_match_says_so(client: FlaskClient, world: World) -> None:
+    html = client.get(f"/bots/{world.bots[0].id}").get_data(as_text=True)
+    assert "One rated match so far" in html
