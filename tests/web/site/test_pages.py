@@ -4,11 +4,13 @@ newcomer can find their way from the home page to a bot on a ladder and its repl
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from flask.testing import FlaskClient
 
-from tests.web.site.conftest import World, login
+from tests.web.site.conftest import LiveServer, World, login
 
 ROLES = ("anonymous", "owner", "other", "admin")
 LOGIN_ONLY = {"/upload", "/account"}
@@ -252,3 +254,48 @@ def test_api_docs_show_code_spans_as_code(client: FlaskClient, world: World) -> 
 def test_bot_page_after_one_rated_match_says_so(client: FlaskClient, world: World) -> None:
     html = client.get(f"/bots/{world.bots[0].id}").get_data(as_text=True)
     assert "One rated match so far" in html
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.mark.browser
+def test_pages_fit_a_phone_screen(
+    world: World, tournament_id: int, live_server: LiveServer, phone_browser: Any
+) -> None:
+    """On a phone nothing widens the page: wide tables scroll inside themselves."""
+    from tests.web.site.conftest import PASSWORD
+
+    page = phone_browser.new_page(viewport=PHONE)
+    page.goto(live_server.url + "/login")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("main form button[type=submit]")
+    wide = {}
+    for url in page_urls(world, tournament_id):
+        if url.split("?")[0] not in ADMIN_ONLY:
+            page.goto(live_server.url + url)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            if width > PHONE["width"]:
+                wide[url] = width
+    page.close()
+    assert not wide, wide
+
+
+@pytest.fixture
+def phone_browser() -> Iterator[Any]:
+    """Debian's chromium, headless; the test skips where it or Playwright is missing."""
+    from tests.web.browser.conftest import CHROMIUM, LAUNCH_ARGS, missing_browser
+
+    if not CHROMIUM.exists():
+        missing_browser(f"chromium not found at {CHROMIUM}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        missing_browser(f"playwright is not installed: {exc}")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS
+        )
+        yield launched
+        launched.close()
