@@ -299,3 +299,10 @@ def phone_browser() -> Iterator[Any]:
         )
         yield launched
         launched.close()
+
+
+def test_ladder_marks_the_visitors_own_bots(client: FlaskClient, world: World) -> None:
+    login(client, "alice")
+    html = client.get(f"/ladders/{world.ladder.slug}").get_data(as_text=True)
+    mine = [row for row in html.split("<tr")[1:] if 'class="active mine"' in row]
+    assert len(mine) == 1 and "alice-bot" in mine[0]
