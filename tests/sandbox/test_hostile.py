@@ -52,8 +52,23 @@ def test_memory_hog_is_killed_for_memory(any_sandbox: Sandbox, hostile: BotMaker
     run = attack(any_sandbox, hostile(bot), timeout=20.0)
     allocated = int(run.findings["allocated_mb"])
     assert LIMITS.memory_mb - 64 <= allocated <= LIMITS.memory_mb
+    if thrash_possible(any_sandbox, bot) and run.usage.exit is not Exit.OOM:
+        # Held at its ceiling, never above it, until the referee killed it.
+        assert run.usage.exit is Exit.KILLED, (run.usage, run.stderr[-500:])
+        assert run.usage.max_rss_mb <= LIMITS.memory_mb + 1, run.usage
+        return
     assert run.usage.exit is Exit.OOM, (run.usage, run.stderr[-500:])
     assert run.seconds < 10
+
+
+def thrash_possible(sandbox: Sandbox, bot: str) -> bool:
+    """Whether the kernel may reclaim the bot's own code pages at its ceiling instead of killing.
+
+    A container reads Node from its image layer first, so those pages are charged to the
+    container's own memory group: at the limit the kernel can keep evicting and re-reading them
+    (slow, never above the limit) rather than OOM-kill. Under bubblewrap they are the host's.
+    """
+    return sandbox.name == "docker" and bot.endswith("-js")
 
 
 def test_cpu_spin_hits_the_cpu_limit(any_sandbox: Sandbox, hostile: BotMaker) -> None:
@@ -173,7 +188,10 @@ def test_hostile_match(
     )
     hostile_seat, other = outcome.seats
     assert hostile_seat.forfeited, hostile_seat
-    assert hostile_seat.status in EXPECTED[name], hostile_seat.message
+    expected = EXPECTED[name]
+    if thrash_possible(any_sandbox, name):
+        expected = expected | {SeatStatus.TIMEOUT}
+    assert hostile_seat.status in expected, hostile_seat.message
     assert other.status is SeatStatus.OK
     assert outcome.result.ranking == (2, 1)
     assert survivors(any_sandbox, slot) == []
