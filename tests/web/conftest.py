@@ -252,3 +252,26 @@ def sample_version(folder: str, owner_name: str = "house", *, house: bool = True
     status = bots.prepare(version.id)
     assert str(status) == "active", version.build_log + version.validation_log + str(version.error)
     return version
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless chromium for the whole run, shared by the site and browser tests.
+
+    Playwright's sync API runs one driver per thread: a second ``sync_playwright`` while this
+    one is open fails, so every test that needs a browser takes this fixture.
+    """
+    from tests.web.browser.conftest import CHROMIUM, LAUNCH_ARGS, missing_browser
+
+    if not CHROMIUM.exists():
+        missing_browser(f"chromium not found at {CHROMIUM}")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        missing_browser(f"playwright is not installed: {exc}")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS
+        )
+        yield launched
+        launched.close()

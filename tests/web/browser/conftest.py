@@ -39,23 +39,6 @@ def missing_browser(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    """One headless chromium for the whole run."""
-    if not CHROMIUM.exists():
-        missing_browser(f"chromium not found at {CHROMIUM}")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        missing_browser(f"playwright is not installed: {exc}")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS
-        )
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="session")
 def site() -> Iterator[FixtureSite]:
     """The fixture site with every golden replay."""
     served = FixtureSite().start()

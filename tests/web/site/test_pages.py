@@ -4,7 +4,6 @@ newcomer can find their way from the home page to a bot on a ladder and its repl
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -261,12 +260,12 @@ PHONE = {"width": 390, "height": 844}
 
 @pytest.mark.browser
 def test_pages_fit_a_phone_screen(
-    world: World, tournament_id: int, live_server: LiveServer, phone_browser: Any
+    world: World, tournament_id: int, live_server: LiveServer, browser: Any
 ) -> None:
     """On a phone nothing widens the page: wide tables scroll inside themselves."""
     from tests.web.site.conftest import PASSWORD
 
-    page = phone_browser.new_page(viewport=PHONE)
+    page = browser.new_page(viewport=PHONE)
     page.goto(live_server.url + "/login")
     page.fill("input[name=username]", "alice")
     page.fill("input[name=password]", PASSWORD)
@@ -280,25 +279,6 @@ def test_pages_fit_a_phone_screen(
                 wide[url] = width
     page.close()
     assert not wide, wide
-
-
-@pytest.fixture
-def phone_browser() -> Iterator[Any]:
-    """Debian's chromium, headless; the test skips where it or Playwright is missing."""
-    from tests.web.browser.conftest import CHROMIUM, LAUNCH_ARGS, missing_browser
-
-    if not CHROMIUM.exists():
-        missing_browser(f"chromium not found at {CHROMIUM}")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        missing_browser(f"playwright is not installed: {exc}")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=LAUNCH_ARGS
-        )
-        yield launched
-        launched.close()
 
 
 def test_ladder_marks_the_visitors_own_bots(client: FlaskClient, world: World) -> None:
