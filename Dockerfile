@@ -39,7 +39,7 @@ RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/arena --shell 
     && chown -R arena:arena /var/lib/arena
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /app /app
-COPY docker/entrypoint.sh docker/wait_for_services.py /app/docker/
+COPY docker/entrypoint.sh docker/wait_for_services.py docker/preflight.py /app/docker/
 ENV LANG=C.UTF-8 \
     PATH=/opt/venv/bin:$PATH \
     PYTHONUNBUFFERED=1 \

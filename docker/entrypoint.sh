@@ -1,14 +1,17 @@
 #!/bin/sh
 # Start one platform service in the container:
 #
-#   web      gunicorn on 0.0.0.0:$ARENA_PORT (8000)
+#   web      gunicorn on $ARENA_LISTEN (0.0.0.0:8000; ARENA_PORT is not read here)
 #   worker   a Celery worker for matches and bot builds
 #   beat     the Celery scheduler (ladders and the reaper); run exactly one
 #   migrate  apply the database migrations and exit
+#   delegate-cgroups  (as root, once) hand the bots' cgroup folders to the worker's user
 #   demo     register the sample bots and play a tournament (flask --app web demo --help)
 #   anything else runs as a command, e.g. `flask --app web user create alice` or `arena games`
 #
-# Every service first waits for PostgreSQL and Redis. ARENA_MIGRATE=1 migrates before starting.
+# Every service first checks its secrets (docker/preflight.py: a missing, well-known or short
+# ARENA_SECRET_KEY or database password stops it with the reason; the worker also checks that
+# per-bot limits hold), then waits for PostgreSQL and Redis. ARENA_MIGRATE=1 migrates first.
 set -eu
 HERE="$(dirname "$0")"
 
@@ -21,11 +24,37 @@ migrate() {
     flask --app web db upgrade
 }
 
+delegate_cgroups() {
+    # The folders are the worker's bind mounts of one sub-folder per v1 hierarchy on the host
+    # (docker-compose.yml, service `cgroups`): never a hierarchy's root, never read-only.
+    for controller in memory pids cpu; do
+        dir="/sys/fs/cgroup/$controller"
+        # /proc/self/mountinfo: 4th field the folder mounted, 5th where, 6th the options, then
+        # "-", the file system type. The last mount at $dir is the one in force.
+        mounted="$(awk -v d="$dir" '$5 == d { for (i = 7; $i != "-"; i++); print $4, $6, $(i + 1) }' \
+            /proc/self/mountinfo | tail -1)"
+        case "$mounted" in
+            "/ "* | "" | *" ro,"* | *" ro "*) ok=0 ;;
+            *" cgroup") ok=1 ;;
+            *) ok=0 ;;
+        esac
+        if [ "$ok" != 1 ]; then
+            echo "delegate-cgroups: $dir is not a writable sub-folder of the host's cgroup v1" \
+                "$controller hierarchy (found: ${mounted:-nothing})" >&2
+            echo "delegate-cgroups: per-bot limits need cgroup v1 memory, pids and cpu (README)" >&2
+            exit 1
+        fi
+        chown "${ARENA_UID:-10001}:${ARENA_UID:-10001}" "$dir"
+    done
+    echo "delegate-cgroups: bot cgroups handed to uid ${ARENA_UID:-10001}" >&2
+}
+
 service="${1:-web}"
 [ $# -gt 0 ] && shift
 
 case "$service" in
     web | worker | beat | migrate | demo)
+        python "$HERE/preflight.py" "$service"
         wait_for_services
         if [ "${ARENA_MIGRATE:-0}" = 1 ] && [ "$service" != migrate ]; then migrate; fi
         ;;
@@ -33,7 +62,7 @@ esac
 
 case "$service" in
     web)
-        exec gunicorn "web:create_app()" --bind "0.0.0.0:${ARENA_PORT:-8000}" \
+        exec gunicorn "web:create_app()" --bind "${ARENA_LISTEN:-0.0.0.0:8000}" \
             --workers "${ARENA_WEB_WORKERS:-2}" --access-logfile - "$@"
         ;;
     worker)
@@ -51,6 +80,9 @@ case "$service" in
         ;;
     demo)
         exec flask --app web demo "$@"
+        ;;
+    delegate-cgroups)
+        delegate_cgroups
         ;;
     *)
         exec "$service" "$@"

@@ -23,8 +23,10 @@ tree_hash() {
 image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
 
 drop_older() {
-    # Keep the disk bounded: other ci-* tags of this repository are stale builds.
+    # Keep the disk bounded: other ci-* tags of this repository are stale builds (unless
+    # ARENA_CI_KEEP_OLDER=1: another checkout may be about to start a stack from one).
     local repo=$1 keep=$2
+    [[ ${ARENA_CI_KEEP_OLDER:-0} == 1 ]] && return 0
     docker images --format '{{.Repository}}:{{.Tag}}' "$repo" | grep ":ci-" | grep -v ":ci-build-stage" |
         grep -vx "$keep" |
         xargs -r docker rmi >/dev/null 2>&1 || true
@@ -84,7 +86,8 @@ build_service() {
 build_platform() {
     local tag
     tag="kozyri-arena:ci-$(tree_hash Dockerfile .dockerignore docker/entrypoint.sh \
-        docker/wait_for_services.py docker/install-python.sh docker/requirements.txt \
+        docker/wait_for_services.py docker/preflight.py docker/install-python.sh \
+        docker/requirements.txt \
         pyproject.toml README.md arena sandbox web seeds sample_bots)"
     if image_exists "$tag"; then
         log "$tag is cached"
@@ -96,7 +99,8 @@ build_platform() {
         quiet_build kozyri-arena:ci-build-stage --target build "$ROOT"
         quiet_build "$tag" "$ROOT"
         drop_older kozyri-arena "$tag"
-        docker image prune -f --filter label=org.kozyri-arena.stage=build >/dev/null
+        [[ ${ARENA_CI_KEEP_OLDER:-0} == 1 ]] ||
+            docker image prune -f --filter label=org.kozyri-arena.stage=build >/dev/null
     fi
     echo "$tag"
 }
