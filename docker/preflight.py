@@ -129,8 +129,8 @@ def main(argv: list[str]) -> int:
         print(f"preflight: {service} not started: {problem}", file=sys.stderr)
     if found:
         print(
-            "preflight: put strong values in .env, e.g. "
-            "ARENA_SECRET_KEY=$(openssl rand -hex 32) and POSTGRES_PASSWORD=$(openssl rand -hex 24)",
+            "preflight: put strong values in .env, e.g. ARENA_SECRET_KEY=$(openssl rand -hex 32)"
+            " and POSTGRES_PASSWORD=$(openssl rand -hex 24)",
             file=sys.stderr,
         )
         return 1

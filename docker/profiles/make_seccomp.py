@@ -117,9 +117,7 @@ def known_syscalls() -> list[str]:
 
 
 def profile() -> dict[str, object]:
-    allowed = [
-        n for n in known_syscalls() if n not in REFUSED and n not in NOT_IMPLEMENTED
-    ]
+    allowed = [n for n in known_syscalls() if n not in REFUSED and n not in NOT_IMPLEMENTED]
     return {
         "defaultAction": "SCMP_ACT_ERRNO",
         "defaultErrnoRet": 1,
