@@ -44,9 +44,9 @@ delegate_cgroups() {
             echo "delegate-cgroups: per-bot limits need cgroup v1 memory, pids and cpu (README)" >&2
             exit 1
         fi
-        chown "${ARENA_UID:-10001}:${ARENA_UID:-10001}" "$dir"
+        chown arena:arena "$dir"
     done
-    echo "delegate-cgroups: bot cgroups handed to uid ${ARENA_UID:-10001}" >&2
+    echo "delegate-cgroups: the bots' cgroup folders now belong to the worker's user" >&2
 }
 
 service="${1:-web}"

@@ -40,6 +40,7 @@ from arena.replay import loads_replay, verify
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 CI_FILE = ROOT / "docker" / "ci" / "compose.ci.yml"
+SHARED_LIMITS_FILE = ROOT / "docker" / "compose.shared-limits.yml"
 BUILD_IMAGES = ROOT / "docker" / "ci" / "build-images.sh"
 SECCOMP_PROFILE = ROOT / "docker" / "profiles" / "seccomp-worker.json"
 PROJECT = os.environ.get("ARENA_CI_COMPOSE_PROJECT", "kozyri-arena-ci")
@@ -268,6 +269,17 @@ def test_the_worker_gets_its_own_cgroup_subtree() -> None:
     assert cgroups["cap_drop"] == ["ALL"]
 
 
+def test_the_shared_limits_override_says_what_it_gives_up() -> None:
+    env = compose_env({**NO_ENGINE, **SECRETS})
+    services = config_of([COMPOSE_FILE, SHARED_LIMITS_FILE], env)["services"]
+    assert "cgroups" not in services
+    worker = services["worker"]
+    assert [v["target"] for v in worker["volumes"]] == ["/var/lib/arena/storage"]
+    assert set(worker["depends_on"]) == {"migrate"}
+    assert worker["environment"]["ARENA_ALLOW_UNLIMITED_BOTS"] == "1"
+    assert "seccomp=docker/profiles/seccomp-worker.json" in worker["security_opt"]
+
+
 def test_ci_override_keeps_traffic_on_loopback() -> None:
     env = compose_env({**NO_ENGINE, **SECRETS, **DUMMY_IMAGES, **DUMMY_PORTS})
     services = config_of([COMPOSE_FILE, CI_FILE], env)["services"]
@@ -338,10 +350,12 @@ class Stack:
             }
         )
 
-    def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        files = [COMPOSE_FILE, CI_FILE]
+    def run(
+        self, *args: str, timeout: float = 300, extra: Sequence[Path] = ()
+    ) -> subprocess.CompletedProcess[str]:
+        """Compose with the stack's files (and ``extra`` ones) and settings."""
         options = ["-p", PROJECT, "--env-file", str(self.env_file)]
-        return run_compose(files, [*options, *args], self.env, timeout)
+        return run_compose([COMPOSE_FILE, CI_FILE, *extra], [*options, *args], self.env, timeout)
 
     def compose(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         done = self.run(*args, timeout=timeout)
@@ -571,6 +585,26 @@ def test_a_weak_secret_stops_the_site(stack: Stack, setting: str, reason: str) -
     assert reason in done.stderr + done.stdout
 
 
+PREFLIGHT = ["worker", "python", "/app/docker/preflight.py", "worker"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_without_its_cgroups_the_worker_refuses_to_start(stack: Stack) -> None:
+    """The worker's check in a real container without the delegated cgroups (what the
+    shared-limits override gives hosts without cgroup v1): refused, unless explicitly allowed."""
+    run = ["run", "--rm", "--no-deps", "-T"]
+    extra = [SHARED_LIMITS_FILE]
+    refused = stack.run(*run, "-e", "ARENA_ALLOW_UNLIMITED_BOTS=0", *PREFLIGHT, extra=extra)
+    assert refused.returncode != 0
+    missing = "per-bot limits would not hold in sandbox 'bwrap': memory, processes, cpu_share"
+    assert f"preflight: worker not started: {missing}" in refused.stderr + refused.stdout
+    allowed = stack.run(*run, *PREFLIGHT, extra=extra)
+    assert allowed.returncode == 0, allowed.stderr
+    assert f"preflight: warning: {missing}" in allowed.stderr + allowed.stdout
+
+
 SYSCALLS = """
 import ctypes, os, platform
 libc = ctypes.CDLL(None, use_errno=True)
@@ -685,6 +719,9 @@ def test_hostile_bots_in_the_worker_meet_their_own_limits(stack: Stack) -> None:
     pids = bot_cgroup("pids") / "kozyri-arena" / f"slot{HOSTILE_SLOT}"
     assert (pids / "pids.max").read_text().strip() == str(processes)
     assert int((pids / "pids.events").read_text().split()[1]) > 0  # forks refused at the limit
+    cpu = bot_cgroup("cpu") / "kozyri-arena" / f"slot{HOSTILE_SLOT}"
+    quota, period = (int((cpu / f"cpu.cfs_{n}_us").read_text()) for n in ("quota", "period"))
+    assert quota == period  # one CPU per bot
 
     worker = stack.compose("ps", "-q", "worker").stdout.strip()
     limits = json.loads(docker("inspect", "--format", "{{json .HostConfig}}", worker))
