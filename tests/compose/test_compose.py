@@ -43,6 +43,7 @@ CI_FILE = ROOT / "docker" / "ci" / "compose.ci.yml"
 SHARED_LIMITS_FILE = ROOT / "docker" / "compose.shared-limits.yml"
 BUILD_IMAGES = ROOT / "docker" / "ci" / "build-images.sh"
 SECCOMP_PROFILE = ROOT / "docker" / "profiles" / "seccomp-worker.json"
+APPARMOR_PROFILE = ROOT / "docker" / "profiles" / "apparmor-worker"
 PROJECT = os.environ.get("ARENA_CI_COMPOSE_PROJECT", "kozyri-arena-ci")
 BOT_CGROUP = f"kozyri-arena-bots-{PROJECT}"
 CONTROLLERS = ("memory", "pids", "cpu")
@@ -251,6 +252,21 @@ def test_the_worker_profile_refuses_by_default() -> None:
     assert all(not rule.get("args") for rule in profile["syscalls"])
     # clone3 cannot be filtered by flags: ENOSYS makes the C library fall back to clone.
     assert {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38} in profile["syscalls"]
+
+
+def test_the_worker_apparmor_profile_compiles() -> None:
+    """The profile is valid AppArmor (compiled, not loaded: no kernel support needed)."""
+    parser = shutil.which("apparmor_parser") or shutil.which("/sbin/apparmor_parser")
+    if parser is None:
+        pytest.skip("apparmor_parser is not installed (apt-get install apparmor)")
+    done = subprocess.run(
+        [parser, "--skip-kernel-load", "--skip-cache", "--stdout", str(APPARMOR_PROFILE)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    assert done.stdout  # the compiled policy
 
 
 def test_the_worker_gets_its_own_cgroup_subtree() -> None:
