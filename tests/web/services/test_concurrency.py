@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import multiprocessing
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,28 @@ pytestmark = pytest.mark.services
 UPLOADS = 100
 
 
+@pytest.fixture
+def sqlite_app(tmp_path: Path) -> Iterator[Flask]:
+    """The app on SQLite, as the embedded platform runs it (no broker: sends are logged)."""
+    from flask_migrate import upgrade
+
+    from web import create_app
+
+    config = {"DATABASE_URL": f"sqlite:///{tmp_path / 'arena.db'}", "REDIS_URL": ""}
+    app = create_app(base_config(tmp_path, **config))
+    with app.app_context():
+        upgrade()
+        yield app
+        db.session.remove()
+        db.engine.dispose()
+
+
+@pytest.mark.parametrize("database", ["postgresql", "sqlite"])
 def test_concurrent_uploads_of_one_bot_are_all_accepted_with_consecutive_numbers(
-    pg_app: Flask,
+    database: str, request: pytest.FixtureRequest
 ) -> None:
-    pg_app.config.update(UPLOAD_RATE_LIMIT="10000 per minute", API_RATE_LIMIT="10000 per minute")
+    app: Flask = request.getfixturevalue("pg_app" if database == "postgresql" else "sqlite_app")
+    app.config.update(UPLOAD_RATE_LIMIT="10000 per minute", API_RATE_LIMIT="10000 per minute")
     owner = users.create_user("prolific")
     db.session.commit()
     # One token per upload, as from many machines: the uploads race for the bot, not the token.
@@ -40,7 +59,7 @@ def test_concurrent_uploads_of_one_bot_are_all_accepted_with_consecutive_numbers
     codes: list[int] = []
 
     def upload(token: str) -> None:
-        client = pg_app.test_client()
+        client = app.test_client()
         start.wait()
         answer = client.post(
             "/api/v1/uploads",
