@@ -163,3 +163,4 @@ def test_a_database_outage_of_30_seconds_loses_no_message(
         wait_for(lambda: all(finished(i) for i in ids), 300, "every match after the outage", worker)
     assert [rating_changes(i) for i in ids] == [2, 2, 2]
     assert all(match_row(i).faults == 0 for i in ids)
+    assert match_row(playing).attempts == 1  # its result was kept, not played again
