@@ -214,8 +214,12 @@ class Match(db.Model):  # type: ignore[name-defined]
     mirror_group: Mapped[str | None] = mapped_column(String(40), index=True)
     rated: Mapped[bool] = mapped_column(default=True)
     status: Mapped[MatchStatus] = mapped_column(_enum(MatchStatus), default=MatchStatus.QUEUED)
-    attempts: Mapped[int] = mapped_column(default=0)
-    max_attempts: Mapped[int] = mapped_column(default=3)
+    attempts: Mapped[int] = mapped_column(default=0)  # claims so far: each claim's token
+    max_attempts: Mapped[int] = mapped_column(default=3)  # bound on ``faults``
+    # Plays that ended by a fault of the match itself, and plays whose worker vanished
+    # (web.services.attempts says what counts as which).
+    faults: Mapped[int] = mapped_column(default=0, server_default="0")
+    lost_workers: Mapped[int] = mapped_column(default=0, server_default="0")
     lease_until: Mapped[datetime | None]
     worker: Mapped[str | None] = mapped_column(String(128))
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)

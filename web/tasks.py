@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 log = logging.getLogger(__name__)
 
@@ -20,8 +20,19 @@ _RETRY = {
     "max_retries": 3,
 }
 
+# Work on one match or one version must outlast a database outage rather than be dropped:
+# up to 30 retries, each after a random pause of at most 2, 4, 8 ... 60 seconds: over ten
+# minutes on average before the reaper is left to resend the work.
+_OUTAGE_RETRY = {
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 2,
+    "retry_backoff_max": 60,
+    "retry_jitter": True,
+    "max_retries": 30,
+}
 
-@shared_task(name="web.tasks.run_match", **_RETRY)
+
+@shared_task(name="web.tasks.run_match", **_OUTAGE_RETRY)
 def run_match(match_id: int) -> str:
     """Play match ``match_id`` unless another worker has it or it is done."""
     from web.services.play import play_match
@@ -31,7 +42,7 @@ def run_match(match_id: int) -> str:
     return outcome
 
 
-@shared_task(name="web.tasks.prepare_version", **_RETRY)
+@shared_task(name="web.tasks.prepare_version", **_OUTAGE_RETRY)
 def prepare_version(version_id: int) -> str:
     """Build and self-test a newly uploaded bot version, then validate or activate it."""
     from web.services.bots import prepare

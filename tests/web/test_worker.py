@@ -215,3 +215,4 @@ def test_redis_restart_loses_no_queued_match(
         wait_for(all_done, 90, "every queued match after the broker restart", worker)
         assert [rating_changes(i) for i in ids] == [2, 2, 2, 2]
         db.session.remove()
+        db.engine.dispose()  # this app's pool, or its connections are left to the collector

@@ -17,6 +17,7 @@ from typing import Any
 
 from flask import current_app
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 
 from web import engine
 from web.extensions import db
@@ -62,12 +63,31 @@ def unpack_limits() -> UnpackLimits:
 
 
 def get_or_create_bot(owner: User, name: str) -> Bot:
-    bot = db.session.scalar(select(Bot).where(Bot.owner_id == owner.id, Bot.name == name))
-    if bot is None:
-        bot = Bot(owner_id=owner.id, name=name)
-        db.session.add(bot)
-        db.session.flush()
+    """``owner``'s bot ``name``, created if missing (a racing upload may create it first)."""
+    query = select(Bot).where(Bot.owner_id == owner.id, Bot.name == name)
+    bot: Bot | None = db.session.scalar(query)
+    if bot is not None:
+        return bot
+    try:
+        with db.session.begin_nested():
+            bot = Bot(owner_id=owner.id, name=name)
+            db.session.add(bot)
+    except IntegrityError:  # created by a concurrent upload since our read: use theirs
+        bot = db.session.scalar(query)
+        assert bot is not None
     return bot
+
+
+def next_version_number(bot: Bot) -> int:
+    """The number of the bot's next version, with the bot's row locked until the commit.
+
+    Concurrent uploads of one bot queue on that lock (on SQLite, on the database's write lock
+    taken by ``BEGIN IMMEDIATE``), so each sees the numbers the others committed.
+    """
+    db.session.execute(select(Bot.id).where(Bot.id == bot.id).with_for_update())
+    numbers = select(func.max(BotVersion.number)).where(BotVersion.bot_id == bot.id)
+    latest = db.session.scalar(numbers)
+    return (latest or 0) + 1
 
 
 def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> BotVersion:
@@ -78,10 +98,7 @@ def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> 
     """
     bot = get_or_create_bot(owner, name)
     storage = get_storage()
-    number = (
-        db.session.scalar(select(func.max(BotVersion.number)).where(BotVersion.bot_id == bot.id))
-        or 0
-    ) + 1
+    number = next_version_number(bot)
     version = BotVersion(
         bot_id=bot.id, number=number, sha256=storage.put_archive(upload.data), trusted=trusted
     )

@@ -27,6 +27,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
+from web.services import attempts
 from web.services.queue import send_match, send_match_after_commit
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
     """Take match ``match_id`` for this worker; the attempt number, or None if someone else has it.
 
     Succeeds for a queued match, or a running one whose lease ran out (its worker died), as long
-    as attempts remain. Commits.
+    as attempts remain (``web.services.attempts``). Commits.
     """
     now = utcnow()
     claimable = or_(
@@ -89,10 +90,11 @@ def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
     )
     stmt = (
         update(Match)
-        .where(Match.id == match_id, claimable, Match.attempts < Match.max_attempts)
+        .where(Match.id == match_id, claimable, attempts.left())
         .values(
             status=MatchStatus.RUNNING,
             attempts=Match.attempts + 1,
+            lost_workers=attempts.lost_on_takeover(),
             lease_until=now + timedelta(seconds=lease_seconds),
             worker=worker,
             started_at=now,
@@ -122,28 +124,25 @@ def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
     return held
 
 
-def release(match_id: int, attempt: int, error: str) -> MatchStatus | None:
-    """Give back a claim after an infrastructure error: queued again, or failed when out of tries.
+def release(
+    match_id: int, attempt: int, error: str, *, platform: bool = False
+) -> MatchStatus | None:
+    """Give back a claim after a failed play: queued again (after a backoff), or failed.
 
-    Commits; returns the new status (None if the claim was no longer held).
+    A fault of the ``platform`` spends no attempt (``web.services.attempts``). Commits; returns
+    the new status (None if the claim was no longer held).
     """
     match = db.session.get(Match, match_id, with_for_update=True)
     if match is None or match.status != MatchStatus.RUNNING or match.attempts != attempt:
         db.session.rollback()
         return None
-    match.error = error
-    match.lease_until = None
-    if match.attempts >= match.max_attempts:
-        match.status = MatchStatus.FAILED
-        match.finished_at = utcnow()
-    else:
-        match.status = MatchStatus.QUEUED
-        match.queued_at = utcnow()
-    status = match.status
+    delay = attempts.charge(match, error, platform=platform)
     db.session.commit()
-    if status == MatchStatus.FAILED:
+    if delay is None:
         settle_failed_validations([match_id])
-    return status
+        return MatchStatus.FAILED
+    send_match(match_id, countdown=delay)
+    return MatchStatus.QUEUED
 
 
 def settle_failed_validations(match_ids: list[int]) -> None:
@@ -200,21 +199,14 @@ def reap(now: datetime | None = None) -> ReapReport:
 
 
 def _reap_expired(match: Match, now: datetime, report: ReapReport) -> None:
-    match.lease_until = None
-    if match.attempts >= match.max_attempts:
-        match.status = MatchStatus.FAILED
-        match.finished_at = now
-        match.error = f"worker {match.worker} stopped answering on the last attempt"
-        report.failed.append(match.id)
-    else:
-        match.status = MatchStatus.QUEUED
-        match.queued_at = now
-        match.error = f"worker {match.worker} stopped answering; queued again"
+    if attempts.worker_lost(match, now):
         report.requeued.append(match.id)
+    else:
+        report.failed.append(match.id)
 
 
 def _reap_queued(match: Match, now: datetime, report: ReapReport) -> None:
-    if match.attempts >= match.max_attempts:
+    if not attempts.has_attempts_left(match):
         match.status = MatchStatus.FAILED
         match.finished_at = now
         report.failed.append(match.id)
@@ -234,7 +226,8 @@ def requeue(match_id: int) -> Match:
     if match.status == MatchStatus.FINISHED:
         raise ValueError(f"match {match_id} is finished; it cannot be played again")
     match.status = MatchStatus.QUEUED
-    match.max_attempts = match.attempts + int(current_app.config["MAX_ATTEMPTS"])
+    match.max_attempts = match.faults + int(current_app.config["MAX_ATTEMPTS"])
+    match.lost_workers = 0
     match.queued_at = utcnow()
     match.lease_until = None
     send_match_after_commit(match.id)

@@ -1,5 +1,9 @@
 """Playing one queued match on a worker: claim, run, store the replay, finish in one transaction.
 
+A play that ends without a result gives its claim back at once, saying why; whether that spends
+one of the match's attempts is decided by ``web.services.attempts`` (only the match's own faults
+do). The result of a played match waits out a database outage before it is written.
+
 While the match runs, its replay so far is kept in storage as a *live* replay that the site
 serves filtered to public information (``web.api.replays``); the finished replay replaces it.
 """
@@ -27,7 +31,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import matches, ratings
+from web.services import attempts, matches, ratings
 from web.storage import get_storage, write_atomic
 
 log = logging.getLogger(__name__)
@@ -55,17 +59,35 @@ def play_match(match_id: int) -> str:
         live = LiveReplay(match_id, attempt, config, seed, seats)
         on_step = _each(_heartbeat(match_id, attempt, lease), live.on_step)
         outcome = engine.run(config, seats, seed, on_step=on_step)
+        replay_rel = _store_replay(outcome.replay)
     except Exception as exc:  # the match could not be played: give the claim back
-        db.session.rollback()
-        log.exception("match %s, attempt %s could not be played", match_id, attempt)
-        if live is not None:
-            live.withdraw()
-        status = matches.release(match_id, attempt, f"{type(exc).__name__}: {exc}")
-        return f"attempt {attempt} failed: {exc} (now {status})"
-    replay_rel = _store_replay(outcome.replay)
-    finished = finish(match_id, attempt, outcome, replay_rel)
+        return _give_back(match_id, attempt, exc, live)
+    finished = attempts.patiently(
+        lambda: finish(match_id, attempt, outcome, replay_rel), f"match {match_id}: finishing"
+    )
     live.discard()
     return "finished" if finished else "result discarded"
+
+
+def _give_back(match_id: int, attempt: int, exc: Exception, live: LiveReplay | None) -> str:
+    """Release the claim at once, recording the real cause; waits out a database outage."""
+    attempts.forget_transaction()
+    fault = attempts.classify(exc)
+    log.error(
+        "match %s, attempt %s could not be played (%s fault): %s",
+        match_id,
+        attempt,
+        "platform" if fault.platform else "match",
+        fault.message,
+        exc_info=exc,
+    )
+    if live is not None:
+        live.withdraw()
+    status = attempts.patiently(
+        lambda: matches.release(match_id, attempt, fault.message, platform=fault.platform),
+        f"match {match_id}: giving the claim back",
+    )
+    return f"attempt {attempt} failed: {fault.message} (now {status})"
 
 
 def _seat_specs(match_id: int) -> list[engine.SeatSpec]:
@@ -94,7 +116,13 @@ def _heartbeat(match_id: int, attempt: int, lease: float) -> Any:
             return
         last[0] = time.monotonic()
         with app.app_context():
-            matches.renew_lease(match_id, attempt, lease)
+            try:
+                matches.renew_lease(match_id, attempt, lease)
+            except attempts.DATABASE_ERRORS as exc:
+                # The match goes on: its result is written once the database is back, unless
+                # another worker took the match over meanwhile (the claim's token decides).
+                attempts.forget_transaction()
+                log.warning("match %s: the lease could not be renewed: %s", match_id, exc)
 
     return beat
 
@@ -233,7 +261,14 @@ def _remove(path: Path) -> None:
 
 def _store_replay(replay: dict[str, Any]) -> str:
     storage = get_storage()
-    path = storage.put_replay(orjson.dumps(replay, option=orjson.OPT_SORT_KEYS))
+    data = orjson.dumps(replay, option=orjson.OPT_SORT_KEYS)
+    try:
+        path = storage.put_replay(data)
+    except OSError as exc:
+        raise attempts.StorageError(
+            f"could not write the replay to the storage folder {storage.root}: "
+            f"{attempts.describe_os_error(exc)}"
+        ) from exc
     return storage.relative(path)
 
 
@@ -262,7 +297,7 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
         _mark_finished(match_id, attempt, outcome, replay_path)
         db.session.commit()
         return False
-    _after_finish(match_id)
+    attempts.patiently(lambda: _after_finish(match_id), f"match {match_id}: follow-ups")
     return True
 
 
@@ -272,7 +307,9 @@ def _mark_finished(match_id: int, attempt: int, outcome: engine.Outcome, replay:
         .where(
             Match.id == match_id,
             Match.attempts == attempt,
-            Match.status == MatchStatus.RUNNING,
+            # Queued: the lease ran out (a database outage stopped the heartbeat) but no one
+            # has claimed the match since; this attempt's result still stands.
+            Match.status.in_([MatchStatus.RUNNING, MatchStatus.QUEUED]),
         )
         .values(
             status=MatchStatus.FINISHED,
@@ -324,3 +361,4 @@ def _after_finish(match_id: int) -> None:
         from web.services.bots import validation_match_finished
 
         validation_match_finished(match)
+    db.session.rollback()  # end the read: an open transaction holds SQLite's write lock

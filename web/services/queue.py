@@ -43,20 +43,25 @@ def after_commit(callback: Callable[[], None]) -> None:
     db.session().info.setdefault(_PENDING, []).append(callback)
 
 
-def send_task(name: str, *args: Any, queue: str | None = None) -> bool:
-    """Send a task now; False (logged) if the broker is unreachable: the reaper will resend."""
+def send_task(
+    name: str, *args: Any, queue: str | None = None, countdown: float | None = None
+) -> bool:
+    """Send a task (after ``countdown`` seconds); False (logged) if the broker is unreachable.
+
+    The reaper resends what could not be sent.
+    """
     celery = current_app.extensions["celery"]
     try:
-        celery.send_task(name, args=list(args), queue=queue)
+        celery.send_task(name, args=list(args), queue=queue, countdown=countdown or None)
     except Exception as exc:  # the broker is down: the row stays queued in the database
         log.warning("could not send %s%r: %s", name, args, exc)
         return False
     return True
 
 
-def send_match(match_id: int) -> bool:
+def send_match(match_id: int, countdown: float | None = None) -> bool:
     """Ask a worker to play match ``match_id`` (the row must already be committed)."""
-    return send_task("web.tasks.run_match", match_id, queue="matches")
+    return send_task("web.tasks.run_match", match_id, queue="matches", countdown=countdown)
 
 
 def send_match_after_commit(match_id: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 
 from arena import ratings as skill
 from web.extensions import db
@@ -19,14 +20,18 @@ from web.models import Match, MatchStatus, Rating, RatingChange, utcnow
 
 def ensure_rating(bot_id: int, ladder_id: int, start: skill.Rating | None = None) -> Rating:
     """The bot's rating row on a ladder, created (at ``start`` or the default) if missing."""
-    row = db.session.scalar(
-        select(Rating).where(Rating.bot_id == bot_id, Rating.ladder_id == ladder_id)
-    )
-    if row is None:
-        start = start or skill.Rating()
-        row = Rating(bot_id=bot_id, ladder_id=ladder_id, mu=start.mu, sigma=start.sigma)
-        db.session.add(row)
-        db.session.flush()
+    query = select(Rating).where(Rating.bot_id == bot_id, Rating.ladder_id == ladder_id)
+    row: Rating | None = db.session.scalar(query)
+    if row is not None:
+        return row
+    start = start or skill.Rating()
+    try:
+        with db.session.begin_nested():
+            row = Rating(bot_id=bot_id, ladder_id=ladder_id, mu=start.mu, sigma=start.sigma)
+            db.session.add(row)
+    except IntegrityError:  # created by a concurrent transaction since our read: use that one
+        row = db.session.scalar(query)
+        assert row is not None
     return row
 
 
@@ -76,8 +81,11 @@ def apply_match(match: Match, bot_ids: Sequence[int], ranking: Sequence[int]) ->
 
 
 def new_version_rating(bot_id: int, ladder_id: int) -> Rating:
-    """A new version keeps the bot's mu and gets a wider sigma (``arena.ratings.new_version``)."""
-    row = ensure_rating(bot_id, ladder_id)
+    """A new version keeps the bot's mu and gets a wider sigma (``arena.ratings.new_version``).
+
+    The row is read under its lock, so a match finishing meanwhile is either seen or waits.
+    """
+    row = locked_ratings([bot_id], ladder_id)[bot_id]
     fresh = skill.new_version(skill.Rating(row.mu, row.sigma))
     row.mu, row.sigma = fresh.mu, fresh.sigma
     row.updated_at = utcnow()

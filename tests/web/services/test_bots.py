@@ -95,7 +95,7 @@ def test_a_validation_match_that_cannot_be_played_rejects_the_version(pg_app: Fl
     version = bots.submit(owner, "mine", bots.Upload(data=bots.pack_folder(folder)))
     assert str(bots.prepare(version.id)) == "validating"
     match = db.session.scalar(select(Match).where(Match.kind == MatchKind.VALIDATION))
-    for _ in range(match.max_attempts):  # every worker that takes it dies
+    for _ in range(pg_app.config["MAX_LOST_WORKERS"]):  # every worker that takes it dies
         assert matches.claim(match.id, "dies", -1)
         matches.reap(utcnow() + timedelta(seconds=1))
     db.session.expire_all()

@@ -79,17 +79,20 @@ def test_stale_result_of_a_lost_claim_is_discarded(challenge: tuple[Any, list[An
     assert rating_changes(match_id) == 2
 
 
-def test_reaper_requeues_expired_then_fails_when_out_of_attempts(
-    challenge: tuple[Any, list[Any]],
+def test_lost_workers_spend_no_attempt_up_to_their_own_bound(
+    challenge: tuple[Any, list[Any]], pg_app: Flask
 ) -> None:
+    limit = pg_app.config["MAX_LOST_WORKERS"] = 5
     match_id = queue_match(*challenge)
-    for attempt in (1, 2, 3):
+    for attempt in range(1, limit + 1):
         assert matches.claim(match_id, "dies", 0.01) == attempt
         report = matches.reap(utcnow() + timedelta(seconds=1))
-        expected = MatchStatus.QUEUED if attempt < 3 else MatchStatus.FAILED
+        expected = MatchStatus.QUEUED if attempt < limit else MatchStatus.FAILED
         db.session.expire_all()
-        assert db.session.get(Match, match_id).status == expected
+        match = db.session.get(Match, match_id)
+        assert (match.status, match.faults, match.lost_workers) == (expected, 0, attempt)
     assert report.failed == [match_id]
+    assert "stopped answering 5 times" in match.error
     assert matches.claim(match_id, "late", 60) is None
 
 
