@@ -12,6 +12,7 @@ import atexit
 import functools
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,6 +21,33 @@ from sandbox.base import KIT_DIR, KIT_MOUNT, Limits, SandboxError
 
 SANDBOX_UID = 1000
 """The uid a bot sees inside its user namespace."""
+
+MASKED_PROC = (
+    "locks",
+    "keys",
+    "key-users",
+    "timer_list",
+    "sched_debug",
+    "schedstat",
+    "loadavg",
+    "stat",
+    "meminfo",
+    "uptime",
+    "vmstat",
+    "zoneinfo",
+    "buddyinfo",
+    "pagetypeinfo",
+    "diskstats",
+    "interrupts",
+    "softirqs",
+    "sys/fs/file-nr",
+    "sys/fs/inode-nr",
+    "sys/fs/inode-state",
+    "sys/fs/dentry-state",
+)
+"""Host-wide tables in ``/proc`` that carry what other processes do (locks, keys, counts of
+processes, open files, memory, CPU and disk activity): each is covered with ``/dev/null``
+(unreadable inside a user namespace, which refuses device nodes)."""
 
 
 def bwrap_path() -> str | None:
@@ -102,6 +130,7 @@ def base_args(
     # pid 1 does not reap) whenever the bot exits by itself; as pid 1 the bot is reaped by
     # bubblewrap. The cost: pid 1 ignores SIGXCPU, so the CPU limit ends it by the hard limit.
     args = ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--as-pid-1"]
+    args += userns_lock()
     args += ["--cap-drop", "ALL", "--clearenv", "--hostname", "arena"]
     args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     args += ["--ro-bind", "/usr", "/usr"]
@@ -118,6 +147,7 @@ def base_args(
     for path in extra_binds:
         args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    args += proc_masks()
     args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--bind" if writable else "--ro-bind", str(bot_dir), "/bot"]
     args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
@@ -126,6 +156,37 @@ def base_args(
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/bot"]
     return args
+
+
+def proc_masks() -> list[str]:
+    """Arguments that cover each table of ``MASKED_PROC`` present here with an empty file."""
+    args: list[str] = []
+    for name in MASKED_PROC:
+        if os.path.exists(f"/proc/{name}"):
+            args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    return args
+
+
+@functools.cache
+def _help_text(exe: str) -> str:
+    try:
+        done = subprocess.run([exe, "--help"], capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.decode(errors="replace")
+
+
+def userns_lock() -> list[str]:
+    """``--disable-userns --assert-userns-disabled`` where this bubblewrap has them (0.8+).
+
+    The seccomp filter refuses ``unshare``, ``setns`` and namespace flags to ``clone``; this
+    makes the kernel refuse a nested user namespace too (the sandbox's own namespace is given
+    a limit of none), so the wall holds even without libseccomp.
+    """
+    exe = bwrap_path()
+    if exe is None or "--disable-userns" not in _help_text(exe):
+        return []
+    return ["--disable-userns", "--assert-userns-disabled"]
 
 
 def env_args(env: Mapping[str, str]) -> list[str]:

@@ -42,9 +42,11 @@ from sandbox.base import (
     bot_folder,
     isolated_env,
 )
+from sandbox.bwrap_world import MASKED_PROC
 from sandbox.cgroups import find_hierarchies, sweep_stale
 from sandbox.docker_account import ROOT_NAME as ACCOUNT_ROOT
 from sandbox.docker_account import ContainerAccount
+from sandbox.seccomp import docker_profile_json
 
 DEFAULT_IMAGE = "kozyri-arena-runner"
 IMAGE_ENV = "ARENA_DOCKER_IMAGE"
@@ -59,6 +61,28 @@ API_VERSION = "1.41"
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 CPU_SHARE = 1.0
 STOP_TIMEOUT_S = 10.0
+ENGINE_MASKED = (
+    "/proc/asound",
+    "/proc/acpi",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/sys/firmware",
+)
+"""What the engine masks by default; a ``MaskedPaths`` list replaces it, so it is repeated."""
+MASKED_PATHS = (
+    *ENGINE_MASKED,
+    *(f"/proc/{name}" for name in MASKED_PROC),
+    "/sys/fs/cgroup",
+    "/sys/kernel",
+    "/sys/devices/virtual/powercap",
+)
+"""Paths the container sees empty: the engine's, the host-wide ``/proc`` tables the ``bwrap``
+backend covers too, and the parts of ``/sys`` that report host-wide activity."""
 
 
 def image_name() -> str:
@@ -114,7 +138,7 @@ def host_config(
         # above the hard limit a root without CAP_SYS_RESOURCE may set.
         ulimit(name="nproc", soft=4 * limits.processes, hard=4 * limits.processes),
     ]
-    return api.create_host_config(
+    config: Any = api.create_host_config(
         binds={
             str(bot_dir): {"bind": "/bot", "mode": "rw" if writable else "ro"},
             str(KIT_DIR): {"bind": KIT_MOUNT, "mode": "ro"},
@@ -128,11 +152,13 @@ def host_config(
         nano_cpus=int(CPU_SHARE * 1e9),
         cpuset_cpus=str(cpu) if cpu is not None else None,
         cap_drop=["ALL"],
-        security_opt=["no-new-privileges"],
+        security_opt=["no-new-privileges", f"seccomp={docker_profile_json()}"],
         init=True,
         ulimits=ulimits,
         cgroup_parent=cgroup_parent,
     )
+    config["MaskedPaths"] = list(MASKED_PATHS)  # not in the SDK's arguments; API 1.40+
+    return config
 
 
 class FrameSplitter:
