@@ -19,6 +19,7 @@ gets raw file descriptors as with every other backend.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import select
@@ -463,9 +464,35 @@ class DockerSandbox(Sandbox):
             "tmp_space": True,
             "cpu_share": True,
             "kill_tree": True,
-            "seccomp": True,
             "separate_uid": True,
+            **self.walls(),
         }
+
+    @functools.cached_property
+    def engine_seccomp(self) -> bool:
+        """True if the engine applies seccomp profiles (it says so in ``docker info``)."""
+        return _engine_has_seccomp(self.api)
+
+    def walls(self) -> dict[str, bool]:
+        """Which walls hold: the profile needs an engine built with seccomp."""
+        filtered = self.engine_seccomp
+        return {
+            "seccomp": filtered,
+            "socket_families": filtered,
+            "nested_userns": filtered,
+            "file_locks": filtered,
+            "keyrings": filtered,
+            "proc_masked": True,
+        }
+
+
+def _engine_has_seccomp(api: Any) -> bool:
+    """True if the engine reports seccomp among its security options."""
+    try:
+        options = api.info().get("SecurityOptions") or []
+    except Exception:
+        return False
+    return any("name=seccomp" in str(option) for option in options)
 
 
 def _accounting_works(api: Any) -> bool:
