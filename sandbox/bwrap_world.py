@@ -167,26 +167,31 @@ def proc_masks() -> list[str]:
     return args
 
 
+USERNS_LOCK = ["--disable-userns", "--assert-userns-disabled"]
+
+
 @functools.cache
-def _help_text(exe: str) -> str:
+def _userns_lock_works(exe: str) -> bool:
+    """True if this bubblewrap (0.8+) can lock user namespaces away here (tried once)."""
+    argv = [exe, "--unshare-user", *USERNS_LOCK, "--ro-bind", "/", "/", "--", "/bin/true"]
     try:
-        done = subprocess.run([exe, "--help"], capture_output=True, timeout=20, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False, cwd="/")
     except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout.decode(errors="replace")
+        return False
+    return done.returncode == 0
 
 
 def userns_lock() -> list[str]:
-    """``--disable-userns --assert-userns-disabled`` where this bubblewrap has them (0.8+).
+    """``--disable-userns --assert-userns-disabled`` where this bubblewrap can use them.
 
     The seccomp filter refuses ``unshare``, ``setns`` and namespace flags to ``clone``; this
-    makes the kernel refuse a nested user namespace too (the sandbox's own namespace is given
-    a limit of none), so the wall holds even without libseccomp.
+    makes the kernel refuse a nested user namespace too (the sandbox's own namespace may hold
+    no other), so that wall holds even without libseccomp.
     """
     exe = bwrap_path()
-    if exe is None or "--disable-userns" not in _help_text(exe):
+    if exe is None or not _userns_lock_works(exe):
         return []
-    return ["--disable-userns", "--assert-userns-disabled"]
+    return list(USERNS_LOCK)
 
 
 def env_args(env: Mapping[str, str]) -> list[str]:

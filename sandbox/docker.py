@@ -78,12 +78,10 @@ ENGINE_MASKED = (
 MASKED_PATHS = (
     *ENGINE_MASKED,
     *(f"/proc/{name}" for name in MASKED_PROC),
-    "/sys/fs/cgroup",
-    "/sys/kernel",
-    "/sys/devices/virtual/powercap",
+    "/sys",
 )
 """Paths the container sees empty: the engine's, the host-wide ``/proc`` tables the ``bwrap``
-backend covers too, and the parts of ``/sys`` that report host-wide activity."""
+backend covers too, and all of ``/sys`` (disk and device counters; ``bwrap`` has no ``/sys``)."""
 
 
 def image_name() -> str:
@@ -158,7 +156,10 @@ def host_config(
         ulimits=ulimits,
         cgroup_parent=cgroup_parent,
     )
-    config["MaskedPaths"] = list(MASKED_PATHS)  # not in the SDK's arguments; API 1.40+
+    # Neither is among the SDK's arguments (API 1.40+, 1.41+). A private cgroup namespace
+    # hides the host's cgroup paths, which name the referee's pid and count its containers.
+    config["MaskedPaths"] = list(MASKED_PATHS)
+    config["CgroupnsMode"] = "private"
     return config
 
 

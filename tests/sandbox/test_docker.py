@@ -24,7 +24,8 @@ LIMITS = Limits(memory_mb=192, processes=32, file_size_mb=8, open_files=64, tmp_
 
 ECHO = r"""
 import os, socket, sys
-print("uid", os.getuid(), "net", sorted(os.listdir("/sys/class/net")), file=sys.stderr)
+net = sorted(line.split(":")[0].strip() for line in open("/proc/net/dev").readlines()[2:])
+print("uid", os.getuid(), "net", net, file=sys.stderr)
 print("secret", os.environ.get("ARENA_SECRET"), file=sys.stderr)
 try:
     open("/usr/pwned", "w")

@@ -264,6 +264,7 @@ for name in json.loads(os.environ["ARENA_PROC_NAMES"]):
             out[name] = f.read().decode(errors="replace")
     except OSError as exc:
         out[name] = exc.errno
+out["sys"] = os.listdir("/sys") if os.path.isdir("/sys") else []
 print(json.dumps(out), flush=True)
 """
 
@@ -276,7 +277,7 @@ def test_host_wide_proc_tables_are_hidden(
     held = open_dir / "held.lock"
     held.write_text("x")
     (open_dir / "probe.py").write_text(PROC_PROBE)
-    names = [*MASKED_PROC, "self/mountinfo"]
+    names = [*MASKED_PROC, "self/mountinfo", "self/cgroup"]
     with open(held) as lock:
         fcntl.flock(lock, fcntl.LOCK_SH)
         inode = str(os.stat(held).st_ino)
@@ -296,9 +297,14 @@ def test_host_wide_proc_tables_are_hidden(
         if name in MASKED_PROC and value not in ("", errno.EACCES, errno.ENOENT)
     }
     assert shown == {}
-    mountinfo = seen["self/mountinfo"]
+    assert seen["sys"] == []  # no /sys (bwrap) or an empty one (docker): no device counters
+    mountinfo, cgroups = seen["self/mountinfo"], seen["self/cgroup"]
     assert isinstance(mountinfo, str) and "/bot" in mountinfo
     assert str(held) not in mountinfo
+    # The host's cgroup paths (naming the referee's pid and counting its bots) stay hidden.
+    assert isinstance(cgroups, str) and cgroups.strip()
+    assert all(line.endswith(":/") for line in cgroups.splitlines()), cgroups
+    assert "kozyri-arena" not in mountinfo
 
 
 SQLITE_BOT = r"""
