@@ -2,10 +2,11 @@
 
 A bot sees a minimal root: ``/usr`` (read-only, with the ``/bin``/``/lib`` links), an ``/etc``
 holding only the loader cache, its own folder at ``/bot`` and the kits at ``/kit`` (both
-read-only), a fresh ``/proc`` and ``/dev``, and a size-capped tmpfs ``/tmp``. Every namespace is
-new (so no network but a dead loopback, and no view of other processes), all capabilities are
-dropped, the environment is rebuilt from scratch, and an optional seccomp filter refuses
-Internet sockets.
+read-only), a fresh ``/proc`` (its host-wide tables covered) and ``/dev``, and a size-capped
+tmpfs ``/tmp``. Every namespace is new (so no network but a dead loopback, and no view of other
+processes), nested user namespaces are locked away, all capabilities are dropped, the
+environment is rebuilt from scratch, the referee's keyring stays behind, and the seccomp filter
+of ``sandbox.seccomp`` (where libseccomp is available) builds the rest of the walls.
 
 Before bubblewrap is executed the child joins its cgroups, lowers its rlimits and, when started
 by root, switches to an unprivileged host uid of its own (``UID_BASE + slot``): the kernel ignores

@@ -3,7 +3,9 @@
 Each bot runs in a fresh container of the runner image (``sandbox/runner.Dockerfile``; name from
 ``ARENA_DOCKER_IMAGE``): no network, a read-only root, a size-capped tmpfs ``/tmp``, memory with
 no extra swap, a process count, one CPU, no capabilities, no privilege gain, a small init as PID 1
-(so SIGXCPU reaches the bot) and an unprivileged uid. The engine is found the usual way
+(so SIGXCPU reaches the bot), an unprivileged uid, the seccomp profile built from
+``sandbox.seccomp.RULES``, masked host-wide ``/proc`` tables and ``/sys``, and a private cgroup
+namespace. The engine is found the usual way
 (``DOCKER_HOST``); the same code runs against Podman's Docker-compatible API.
 
 Files: the bot folder and the kits are bind-mounted read-only at ``/bot`` and ``/kit``. Copying

@@ -126,6 +126,10 @@ KERNEL_SURFACE = (
     "ustat",
     "sysfs",
     "_sysctl",
+    "create_module",
+    "get_kernel_syms",
+    "query_module",
+    "nfsservctl",
 )
 
 RULES: tuple[Rule, ...] = (
