@@ -159,10 +159,17 @@ def base_args(
 
 
 def proc_masks() -> list[str]:
-    """Arguments that cover each table of ``MASKED_PROC`` present here with an empty file."""
+    """Arguments that cover each table of ``MASKED_PROC`` a bot could read with ``/dev/null``.
+
+    Tables readable by root alone are left as they are: the bot's uid is nobody's root.
+    """
     args: list[str] = []
     for name in MASKED_PROC:
-        if os.path.exists(f"/proc/{name}"):
+        try:
+            readable = os.stat(f"/proc/{name}").st_mode & 0o004
+        except OSError:
+            continue
+        if readable:
             args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
     return args
 
