@@ -362,3 +362,54 @@ def test_docker_enforced_follows_the_engine(docker_sandbox: Sandbox) -> None:
 def test_the_shipped_docker_profile_is_the_rule_table() -> None:
     shipped = (REPO / "sandbox" / "seccomp.json").read_text()
     assert shipped == docker_profile_json("x86_64"), "run: python -m sandbox.seccomp --docker"
+
+
+PAIR_BOT = r"""
+import ctypes, os, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+KEY, NAME = 0x4172656E, b"\0arena-walls-" + os.environ["ARENA_PAIR"].encode()
+if sys.argv[1] == "listen":
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(NAME)
+    server.listen(1)
+    segment = libc.shmget(KEY, 4096, 0o1666)  # IPC_CREAT, readable by all
+    queue = libc.msgget(KEY, 0o1666)
+    print("ready", segment >= 0, queue >= 0, flush=True)
+    sys.stdin.read()
+else:
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(NAME)
+        reached = "connected"
+    except OSError as exc:
+        reached = str(exc.errno)
+    segment = libc.shmget(KEY, 0, 0)
+    queue = libc.msgget(KEY, 0)
+    print("seen", reached, segment >= 0, queue >= 0, flush=True)
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_unix_sockets_and_ipc_do_not_reach_another_bot(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """AF_UNIX is allowed; its abstract names, like SysV IPC keys, are per bot (namespaces)."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    (open_dir / "pair.py").write_text(PAIR_BOT)
+    env = {"ARENA_PAIR": os.urandom(4).hex()}
+    listener = sandbox.spawn(
+        open_dir, ["python3", "pair.py", "listen"], LIMITS, env=env, slot=fresh_slot()
+    )
+    try:
+        ready = read_until(listener.stdout_fd, b"\n")
+        assert ready == b"ready True True\n", ready
+        other = sandbox.spawn(
+            open_dir, ["python3", "pair.py", "connect"], LIMITS, env=env, slot=fresh_slot()
+        )
+        try:
+            seen = read_until(other.stdout_fd, b"\n")
+        finally:
+            other.close()
+    finally:
+        listener.close()
+    assert seen == f"seen {errno.ECONNREFUSED} False False\n".encode()
