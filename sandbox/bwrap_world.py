@@ -18,36 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sandbox.base import KIT_DIR, KIT_MOUNT, Limits, SandboxError
+from sandbox.walls import MASKED_PROC
 
 SANDBOX_UID = 1000
 """The uid a bot sees inside its user namespace."""
-
-MASKED_PROC = (
-    "locks",
-    "keys",
-    "key-users",
-    "timer_list",
-    "sched_debug",
-    "schedstat",
-    "loadavg",
-    "stat",
-    "meminfo",
-    "uptime",
-    "vmstat",
-    "zoneinfo",
-    "buddyinfo",
-    "pagetypeinfo",
-    "diskstats",
-    "interrupts",
-    "softirqs",
-    "sys/fs/file-nr",
-    "sys/fs/inode-nr",
-    "sys/fs/inode-state",
-    "sys/fs/dentry-state",
-)
-"""Host-wide tables in ``/proc`` that carry what other processes do (locks, keys, counts of
-processes, open files, memory, CPU and disk activity): each is covered with ``/dev/null``
-(unreadable inside a user namespace, which refuses device nodes)."""
 
 
 def bwrap_path() -> str | None:

@@ -45,11 +45,10 @@ from sandbox.base import (
     bot_folder,
     isolated_env,
 )
-from sandbox.bwrap_world import MASKED_PROC
 from sandbox.cgroups import find_hierarchies, sweep_stale
 from sandbox.docker_account import ROOT_NAME as ACCOUNT_ROOT
 from sandbox.docker_account import ContainerAccount
-from sandbox.seccomp import docker_profile_json
+from sandbox.walls import docker_host_walls, docker_security_opt, engine_has_seccomp
 
 DEFAULT_IMAGE = "kozyri-arena-runner"
 IMAGE_ENV = "ARENA_DOCKER_IMAGE"
@@ -64,26 +63,6 @@ API_VERSION = "1.41"
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 CPU_SHARE = 1.0
 STOP_TIMEOUT_S = 10.0
-ENGINE_MASKED = (
-    "/proc/asound",
-    "/proc/acpi",
-    "/proc/kcore",
-    "/proc/keys",
-    "/proc/latency_stats",
-    "/proc/timer_list",
-    "/proc/timer_stats",
-    "/proc/sched_debug",
-    "/proc/scsi",
-    "/sys/firmware",
-)
-"""What the engine masks by default; a ``MaskedPaths`` list replaces it, so it is repeated."""
-MASKED_PATHS = (
-    *ENGINE_MASKED,
-    *(f"/proc/{name}" for name in MASKED_PROC),
-    "/sys",
-)
-"""Paths the container sees empty: the engine's, the host-wide ``/proc`` tables the ``bwrap``
-backend covers too, and all of ``/sys`` (disk and device counters; ``bwrap`` has no ``/sys``)."""
 
 
 def image_name() -> str:
@@ -153,15 +132,12 @@ def host_config(
         nano_cpus=int(CPU_SHARE * 1e9),
         cpuset_cpus=str(cpu) if cpu is not None else None,
         cap_drop=["ALL"],
-        security_opt=["no-new-privileges", f"seccomp={docker_profile_json()}"],
+        security_opt=["no-new-privileges", *docker_security_opt()],
         init=True,
         ulimits=ulimits,
         cgroup_parent=cgroup_parent,
     )
-    # Neither is among the SDK's arguments (API 1.40+, 1.41+). A private cgroup namespace
-    # hides the host's cgroup paths, which name the referee's pid and count its containers.
-    config["MaskedPaths"] = list(MASKED_PATHS)
-    config["CgroupnsMode"] = "private"
+    config.update(docker_host_walls())
     return config
 
 
@@ -474,7 +450,7 @@ class DockerSandbox(Sandbox):
     @functools.cached_property
     def engine_seccomp(self) -> bool:
         """True if the engine applies seccomp profiles (it says so in ``docker info``)."""
-        return _engine_has_seccomp(self.api)
+        return engine_has_seccomp(self.api)
 
     def walls(self) -> dict[str, bool]:
         """Which walls hold: the profile needs an engine built with seccomp."""
@@ -487,15 +463,6 @@ class DockerSandbox(Sandbox):
             "keyrings": filtered,
             "proc_masked": True,
         }
-
-
-def _engine_has_seccomp(api: Any) -> bool:
-    """True if the engine reports seccomp among its security options."""
-    try:
-        options = api.info().get("SecurityOptions") or []
-    except Exception:
-        return False
-    return any("name=seccomp" in str(option) for option in options)
 
 
 def _accounting_works(api: Any) -> bool:

@@ -300,6 +300,7 @@ def docker_profile(machine: str | None = None) -> dict[str, Any]:
     }
 
 
+@functools.cache
 def docker_profile_json(machine: str | None = None) -> str:
     """``docker_profile`` as the text ``security_opt=["seccomp=..."]`` takes."""
     return json.dumps(docker_profile(machine), indent=1) + "\n"

@@ -13,7 +13,6 @@ from sandbox.base import Exit, Limits, Sandbox, isolated_env
 from sandbox.cgroups import find_hierarchies
 from sandbox.docker import (
     LABEL,
-    MASKED_PATHS,
     DockerSandbox,
     FrameSplitter,
     bot_user,
@@ -21,6 +20,7 @@ from sandbox.docker import (
 )
 from sandbox.docker_account import ROOT_NAME
 from sandbox.seccomp import docker_profile
+from sandbox.walls import MASKED_PATHS
 from tests.sandbox.driver import fresh_slot, survivors
 
 LIMITS = Limits(memory_mb=192, processes=32, file_size_mb=8, open_files=64, tmp_mb=16)

@@ -29,8 +29,9 @@ import pytest
 
 from sandbox.base import BotProcess, Limits, Sandbox
 from sandbox.bwrap import BwrapSandbox
-from sandbox.bwrap_world import MASKED_PROC, userns_lock
+from sandbox.bwrap_world import userns_lock
 from sandbox.seccomp import docker_profile_json
+from sandbox.walls import MASKED_PROC
 from tests.sandbox.conftest import REPO, REQUIRE_ENV
 from tests.sandbox.driver import fresh_slot
 
