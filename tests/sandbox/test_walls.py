@@ -212,6 +212,7 @@ def test_no_nested_user_namespace_from_the_unshare_command(walled: ProbeRun) -> 
 
 def test_a_foreign_abi_cannot_make_an_inet_socket(walled: ProbeRun) -> None:
     assert walled.results["int80_socket"][0] == -1
+    assert walled.results["x32_socket"][0] == -1
 
 
 def test_locks_are_answered_but_never_taken(walled: ProbeRun) -> None:
@@ -250,6 +251,16 @@ def test_without_the_filter_the_probe_gets_through(
     assert run.results["socket_2"][0] >= 0  # an inet socket (in an empty network namespace)
     assert run.results["socket_2_high"][0] >= 0  # the width bypass makes one too
     assert run.locks_seen[KIT_FILE] == {"posix": True, "flock": True}
+    assert run.results["io_uring_setup"][0] >= 0
+    if i386_entry_enabled():
+        assert run.results["int80_socket"][0] == 0  # the i386 entry works where not filtered
+
+
+def i386_entry_enabled() -> bool:
+    """Whether this kernel runs i386 system calls (``int 0x80``) from 64-bit processes."""
+    cmdline = Path("/proc/cmdline").read_text()
+    off = any(f"ia32_emulation={v}" in cmdline for v in ("0", "false", "off", "n"))
+    return os.uname().machine == "x86_64" and Path("/proc/sys/abi/vsyscall32").exists() and not off
     assert run.results["request_key"] == (-1, errno.ENOKEY)  # the referee's key is not found
     if userns_lock():
         assert run.results["unshare_newuser"][0] == -1
