@@ -152,7 +152,15 @@ RULES: tuple[Rule, ...] = (
     *_each(("perf_event_open",), errno.ENOSYS, "hardware counters: a side channel"),
     *_each(("bpf",), errno.EPERM, "kernel programs"),
     *_each(
-        ("ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd"),
+        (
+            "ptrace",
+            "process_vm_readv",
+            "process_vm_writev",
+            "process_madvise",
+            "process_mrelease",
+            "kcmp",
+            "pidfd_getfd",
+        ),
         errno.EPERM,
         "no access to another process",
     ),
