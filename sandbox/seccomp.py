@@ -194,11 +194,6 @@ RULES: tuple[Rule, ...] = (
 """Every refusal, in both backends. Anything not listed is allowed."""
 
 
-def lock_rules() -> list[Rule]:
-    """The rules that neutralise file locks (answered as done, without doing anything)."""
-    return [r for r in RULES if r.syscall in ("fcntl", "flock") and r.errno == 0]
-
-
 # -- libseccomp (bwrap) ----------------------------------------------------------------------
 
 
