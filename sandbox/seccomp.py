@@ -36,8 +36,10 @@ from typing import Any, Literal
 SYSTEM_PYTHON = "/usr/bin/python3"
 AF_UNIX = 1
 LOW32 = 0xFFFFFFFF
+SHARED_FUTEX_MASK = 0xFFFFFEFF
+"""A futex operation's low 32 bits but FUTEX_CLOCK_REALTIME (256): command and private flag."""
 
-Op = Literal["ne", "low32", "bits"]
+Op = Literal["ne", "low32", "bits", "masked"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class Cmp:
 
     ``ne``: the whole 64-bit argument differs from ``value`` (an allow-list of one value, so set
     high bits are refused too). ``low32``: the low 32 bits equal ``value``. ``bits``: every bit
-    of ``value`` is set.
+    of ``value`` is set. ``masked``: the futex operation, without its clock bit, is ``value``.
     """
 
     index: int
@@ -55,7 +57,11 @@ class Cmp:
 
     def mask_and_value(self) -> tuple[int, int]:
         """The (mask, value) pair of a masked comparison (``low32`` and ``bits``)."""
-        return (LOW32, self.value) if self.op == "low32" else (self.value, self.value)
+        if self.op == "low32":
+            return LOW32, self.value
+        if self.op == "masked":
+            return SHARED_FUTEX_MASK, self.value
+        return self.value, self.value
 
 
 @dataclass(frozen=True)
@@ -87,6 +93,21 @@ LOCK_COMMANDS = {"F_SETLK": 6, "F_SETLKW": 7, "F_OFD_SETLK": 37, "F_OFD_SETLKW":
 with no lock ever taken by a bot, a query only ever sees locks of processes outside every
 sandbox, and SQLite's WAL mode fails without them."""
 NOTICE_COMMANDS = {"F_SETLEASE": 1024, "F_GETLEASE": 1025, "F_NOTIFY": 1026}
+SHARED_FUTEX_WAITS = {"FUTEX_WAIT": 0, "FUTEX_WAIT_BITSET": 9, "FUTEX_WAIT_REQUEUE_PI": 11}
+SHARED_FUTEX_WAKES = {
+    "FUTEX_WAKE": 1,
+    "FUTEX_REQUEUE": 3,
+    "FUTEX_CMP_REQUEUE": 4,
+    "FUTEX_WAKE_OP": 5,
+    "FUTEX_WAKE_BITSET": 10,
+    "FUTEX_CMP_REQUEUE_PI": 12,
+}
+"""Futex commands without FUTEX_PRIVATE_FLAG (128). A shared futex on a page of a file is
+keyed by the file, so two bots that map one read-only file (libc, the interpreter, a kit) could
+wait and wake each other across every namespace. Waits are answered EAGAIN ("the value moved":
+callers check again, so a wait becomes a spin) and wakes as done for nobody. Private futexes,
+which threads of one process use, are untouched; ``pthread_join`` (a shared wait on the
+thread's own memory) still works, spinning until the thread has gone."""
 RWF_NOWAIT = 0x08
 
 KERNEL_SURFACE = (
@@ -188,6 +209,16 @@ RULES: tuple[Rule, ...] = (
         for name in ("preadv2", "pwritev2")
     ],
     *_each(("cachestat",), errno.ENOSYS, "no page-cache probing"),
+    *[
+        Rule("futex", err, Cmp(1, "masked", cmd), f"no futex shared through a file ({name})")
+        for commands, err in ((SHARED_FUTEX_WAITS, errno.EAGAIN), (SHARED_FUTEX_WAKES, 0))
+        for name, cmd in commands.items()
+    ],
+    *_each(
+        ("futex_waitv", "futex_wait", "futex_wake", "futex_requeue"),
+        errno.ENOSYS,
+        "futex flags out of a filter's reach (the C library does not use these)",
+    ),
     *_each(("sysinfo",), errno.ENOSYS, "host-wide counts of processes, memory and load"),
     *_each(KERNEL_SURFACE, errno.EPERM, "administration: needs capabilities a bot lacks"),
 )

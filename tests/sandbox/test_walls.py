@@ -36,6 +36,7 @@ from tests.sandbox.conftest import REPO, REQUIRE_ENV
 from tests.sandbox.driver import fresh_slot
 
 PROBE_SOURCE = REPO / "tests" / "fixtures" / "walls_probe" / "probe.c"
+FUTEX_SOURCE = PROBE_SOURCE.with_name("futex.c")
 KIT_FILE = "/kit/python/kozyri_bot.py"
 USR_FILE = "/usr/bin/true"
 LIMITS = Limits(memory_mb=256, processes=32, open_files=128, tmp_mb=16)
@@ -106,9 +107,10 @@ def probe_dir() -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="arena-walls-", dir="/tmp"))
     folder.chmod(0o755)
     try:
-        cmd = [gcc, "-O1", "-static", "-o", str(folder / "probe"), str(PROBE_SOURCE)]
-        subprocess.run(cmd, check=True, capture_output=True, timeout=WAIT_S)
-        (folder / "probe").chmod(0o755)
+        for source, name in ((PROBE_SOURCE, "probe"), (FUTEX_SOURCE, "futex")):
+            cmd = [gcc, "-O1", "-static", "-pthread", "-o", str(folder / name), str(source)]
+            subprocess.run(cmd, check=True, capture_output=True, timeout=WAIT_S)
+            (folder / name).chmod(0o755)
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -438,3 +440,53 @@ def test_unix_sockets_and_ipc_do_not_reach_another_bot(
     finally:
         listener.close()
     assert seen == f"seen {errno.ECONNREFUSED} False False\n".encode()
+
+
+def futex_pair(sandbox: Sandbox, folder: Path, shared_file: str) -> tuple[bytes, bytes]:
+    """One bot waits on a futex in a page of ``shared_file``, another wakes it: their outputs."""
+    waiter = sandbox.spawn(folder, ["./futex", "wait", shared_file], LIMITS, slot=fresh_slot())
+    try:
+        waited = read_until(waiter.stdout_fd, b"waiting\n")
+        assert waited.startswith(b"waiting\n"), waited
+        waker = sandbox.spawn(folder, ["./futex", "wake", shared_file], LIMITS, slot=fresh_slot())
+        try:
+            woke = read_until(waker.stdout_fd, b"\n")
+        finally:
+            waker.close()
+        waited = (waited + read_until(waiter.stdout_fd, b"\n")).removeprefix(b"waiting\n")
+    finally:
+        waiter.close()
+    return waited, woke
+
+
+@pytest.mark.parametrize("shared_file", [USR_FILE, KIT_FILE])
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_no_futex_between_bots(
+    request: pytest.FixtureRequest, backend: str, shared_file: str, probe_dir: Path
+) -> None:
+    """A futex in a page of a file is keyed by the file: without the wall, one bot wakes another
+    (see the next test). With it, a shared wait returns at once and a shared wake wakes nobody."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    require_filter(sandbox)
+    waited, woke = futex_pair(sandbox, probe_dir, shared_file)
+    assert waited == f"wait -1 {errno.EAGAIN}\n".encode()
+    assert woke == b"wake 0 0\n"
+
+
+def test_without_the_filter_a_futex_signals(bwrap_sandbox: Sandbox, probe_dir: Path) -> None:
+    waited, woke = futex_pair(BwrapSandbox(seccomp=False), probe_dir, USR_FILE)
+    assert (waited, woke) == (b"wait 0 0\n", b"wake 1 0\n")
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_threads_join_and_private_futexes_work(
+    request: pytest.FixtureRequest, backend: str, probe_dir: Path
+) -> None:
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    process = sandbox.spawn(probe_dir, ["./futex", "join"], LIMITS, slot=fresh_slot())
+    try:
+        out = read_until(process.stdout_fd, b"private")
+        out += read_until(process.stdout_fd, b"\n")
+    finally:
+        process.close()
+    assert out == f"join 0\nprivate -1 {errno.ETIMEDOUT}\n".encode()
