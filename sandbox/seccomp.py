@@ -109,6 +109,10 @@ callers check again, so a wait becomes a spin) and wakes as done for nobody. Pri
 which threads of one process use, are untouched; ``pthread_join`` (a shared wait on the
 thread's own memory) still works, spinning until the thread has gone."""
 RWF_NOWAIT = 0x08
+MADV_MERGEABLE = 12
+PR_SET_MEMORY_MERGE = 67
+"""Kernel same-page merging would share a page between bots that opt in: a write to a merged
+page is slower, which one bot can time after another chose the page's content."""
 
 KERNEL_SURFACE = (
     "mount",
@@ -220,6 +224,8 @@ RULES: tuple[Rule, ...] = (
         "futex flags out of a filter's reach (the C library does not use these)",
     ),
     *_each(("sysinfo",), errno.ENOSYS, "host-wide counts of processes, memory and load"),
+    Rule("madvise", errno.EINVAL, Cmp(2, "low32", MADV_MERGEABLE), "no page merging with others"),
+    Rule("prctl", errno.EINVAL, Cmp(0, "low32", PR_SET_MEMORY_MERGE), "no page merging"),
     *_each(KERNEL_SURFACE, errno.EPERM, "administration: needs capabilities a bot lacks"),
 )
 """Every refusal, in both backends. Anything not listed is allowed."""
