@@ -2,10 +2,11 @@
 
 A bot sees a minimal root: ``/usr`` (read-only, with the ``/bin``/``/lib`` links), an ``/etc``
 holding only the loader cache, its own folder at ``/bot`` and the kits at ``/kit`` (both
-read-only), a fresh ``/proc`` and ``/dev``, and a size-capped tmpfs ``/tmp``. Every namespace is
-new (so no network but a dead loopback, and no view of other processes), all capabilities are
-dropped, the environment is rebuilt from scratch, and an optional seccomp filter refuses
-Internet sockets.
+read-only), a fresh ``/proc`` (its host-wide tables covered) and ``/dev``, and a size-capped
+tmpfs ``/tmp``. Every namespace is new (so no network but a dead loopback, and no view of other
+processes), nested user namespaces are locked away, all capabilities are dropped, the
+environment is rebuilt from scratch, the referee's keyring stays behind, and the seccomp filter
+of ``sandbox.seccomp`` (where libseccomp is available) builds the rest of the walls.
 
 Before bubblewrap is executed the child joins its cgroups, lowers its rlimits and, when started
 by root, switches to an unprivileged host uid of its own (``UID_BASE + slot``): the kernel ignores
@@ -19,6 +20,7 @@ supervises the process.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import os
 import resource
@@ -47,6 +49,7 @@ from sandbox.bwrap_world import (
     reachable,
     resolve_interpreter,
     staged_copy,
+    userns_lock,
 )
 from sandbox.cgroups import Cgroup, CgroupLimits, sweep_stale
 from sandbox.seccomp import filter_program
@@ -66,6 +69,21 @@ MISSING = (
 )
 
 
+KEYCTL_JOIN_SESSION_KEYRING = 1
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(os.uname().machine)
+_libc_syscall = ctypes.CDLL(None, use_errno=True).syscall
+
+
+def join_fresh_keyring() -> None:
+    """Give the calling process a new, empty session keyring (the referee's stays behind).
+
+    The seccomp filter refuses every keyring call; this keeps the referee's keys out of reach
+    where no filter can be loaded. Kernels without keyrings answer ENOSYS, which is fine.
+    """
+    if SYS_KEYCTL is not None:
+        _libc_syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None)
+
+
 def lower_rlimit(which: int, value: int) -> None:
     """Set a soft and hard rlimit to at most ``value`` (raising is not possible anyway)."""
     _soft, hard = resource.getrlimit(which)
@@ -80,6 +98,7 @@ def make_preexec(
 
     def preexec() -> None:
         os.setsid()
+        join_fresh_keyring()
         if cpu is not None:
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(0, {cpu})
@@ -355,8 +374,20 @@ class BwrapSandbox(Sandbox):
             "tmp_space": True,
             "cpu_share": held.get("cpu_share", False),
             "kill_tree": True,
-            "seccomp": self.use_seccomp and filter_program() is not None,
             "separate_uid": setuid,
+            **self.walls(),
+        }
+
+    def walls(self) -> dict[str, bool]:
+        """Which walls of ``sandbox.seccomp.RULES`` and the ``/proc`` masks hold here."""
+        filtered = self.use_seccomp and filter_program() is not None
+        return {
+            "seccomp": filtered,
+            "socket_families": filtered,
+            "nested_userns": filtered or bool(userns_lock()),
+            "file_locks": filtered,
+            "keyrings": filtered,
+            "proc_masked": True,
         }
 
 

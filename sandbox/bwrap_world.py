@@ -12,11 +12,13 @@ import atexit
 import functools
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sandbox.base import KIT_DIR, KIT_MOUNT, Limits, SandboxError
+from sandbox.walls import MASKED_PROC
 
 SANDBOX_UID = 1000
 """The uid a bot sees inside its user namespace."""
@@ -102,6 +104,7 @@ def base_args(
     # pid 1 does not reap) whenever the bot exits by itself; as pid 1 the bot is reaped by
     # bubblewrap. The cost: pid 1 ignores SIGXCPU, so the CPU limit ends it by the hard limit.
     args = ["--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--as-pid-1"]
+    args += userns_lock()
     args += ["--cap-drop", "ALL", "--clearenv", "--hostname", "arena"]
     args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     args += ["--ro-bind", "/usr", "/usr"]
@@ -118,6 +121,7 @@ def base_args(
     for path in extra_binds:
         args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
+    args += proc_masks()
     args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--bind" if writable else "--ro-bind", str(bot_dir), "/bot"]
     args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
@@ -126,6 +130,49 @@ def base_args(
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/bot"]
     return args
+
+
+def proc_masks() -> list[str]:
+    """Arguments that cover each table of ``MASKED_PROC`` a bot could read with ``/dev/null``.
+
+    Tables readable by root alone are left as they are: the bot's uid is nobody's root.
+    """
+    args: list[str] = []
+    for name in MASKED_PROC:
+        try:
+            readable = os.stat(f"/proc/{name}").st_mode & 0o004
+        except OSError:
+            continue
+        if readable:
+            args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    return args
+
+
+USERNS_LOCK = ["--disable-userns", "--assert-userns-disabled"]
+
+
+@functools.cache
+def _userns_lock_works(exe: str) -> bool:
+    """True if this bubblewrap (0.8+) can lock user namespaces away here (tried once)."""
+    argv = [exe, "--unshare-user", *USERNS_LOCK, "--ro-bind", "/", "/", "--", "/bin/true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False, cwd="/")
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
+def userns_lock() -> list[str]:
+    """``--disable-userns --assert-userns-disabled`` where this bubblewrap can use them.
+
+    The seccomp filter refuses ``unshare``, ``setns`` and namespace flags to ``clone``; this
+    makes the kernel refuse a nested user namespace too (the sandbox's own namespace may hold
+    no other), so that wall holds even without libseccomp.
+    """
+    exe = bwrap_path()
+    if exe is None or not _userns_lock_works(exe):
+        return []
+    return list(USERNS_LOCK)
 
 
 def env_args(env: Mapping[str, str]) -> list[str]:

@@ -3,7 +3,9 @@
 Each bot runs in a fresh container of the runner image (``sandbox/runner.Dockerfile``; name from
 ``ARENA_DOCKER_IMAGE``): no network, a read-only root, a size-capped tmpfs ``/tmp``, memory with
 no extra swap, a process count, one CPU, no capabilities, no privilege gain, a small init as PID 1
-(so SIGXCPU reaches the bot) and an unprivileged uid. The engine is found the usual way
+(so SIGXCPU reaches the bot), an unprivileged uid, the seccomp profile built from
+``sandbox.seccomp.RULES``, masked host-wide ``/proc`` tables and ``/sys``, and a private cgroup
+namespace. The engine is found the usual way
 (``DOCKER_HOST``); the same code runs against Podman's Docker-compatible API.
 
 Files: the bot folder and the kits are bind-mounted read-only at ``/bot`` and ``/kit``. Copying
@@ -19,6 +21,7 @@ gets raw file descriptors as with every other backend.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import select
@@ -45,6 +48,7 @@ from sandbox.base import (
 from sandbox.cgroups import find_hierarchies, sweep_stale
 from sandbox.docker_account import ROOT_NAME as ACCOUNT_ROOT
 from sandbox.docker_account import ContainerAccount
+from sandbox.walls import docker_host_walls, docker_security_opt, engine_has_seccomp
 
 DEFAULT_IMAGE = "kozyri-arena-runner"
 IMAGE_ENV = "ARENA_DOCKER_IMAGE"
@@ -114,7 +118,7 @@ def host_config(
         # above the hard limit a root without CAP_SYS_RESOURCE may set.
         ulimit(name="nproc", soft=4 * limits.processes, hard=4 * limits.processes),
     ]
-    return api.create_host_config(
+    config: Any = api.create_host_config(
         binds={
             str(bot_dir): {"bind": "/bot", "mode": "rw" if writable else "ro"},
             str(KIT_DIR): {"bind": KIT_MOUNT, "mode": "ro"},
@@ -128,11 +132,13 @@ def host_config(
         nano_cpus=int(CPU_SHARE * 1e9),
         cpuset_cpus=str(cpu) if cpu is not None else None,
         cap_drop=["ALL"],
-        security_opt=["no-new-privileges"],
+        security_opt=["no-new-privileges", *docker_security_opt()],
         init=True,
         ulimits=ulimits,
         cgroup_parent=cgroup_parent,
     )
+    config.update(docker_host_walls())
+    return config
 
 
 class FrameSplitter:
@@ -437,8 +443,25 @@ class DockerSandbox(Sandbox):
             "tmp_space": True,
             "cpu_share": True,
             "kill_tree": True,
-            "seccomp": True,
             "separate_uid": True,
+            **self.walls(),
+        }
+
+    @functools.cached_property
+    def engine_seccomp(self) -> bool:
+        """True if the engine applies seccomp profiles (it says so in ``docker info``)."""
+        return engine_has_seccomp(self.api)
+
+    def walls(self) -> dict[str, bool]:
+        """Which walls hold: the profile needs an engine built with seccomp."""
+        filtered = self.engine_seccomp
+        return {
+            "seccomp": filtered,
+            "socket_families": filtered,
+            "nested_userns": filtered,
+            "file_locks": filtered,
+            "keyrings": filtered,
+            "proc_masked": True,
         }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 from pathlib import Path
@@ -18,13 +19,16 @@ from sandbox.docker import (
     container_command,
 )
 from sandbox.docker_account import ROOT_NAME
+from sandbox.seccomp import docker_profile
+from sandbox.walls import MASKED_PATHS
 from tests.sandbox.driver import fresh_slot, survivors
 
 LIMITS = Limits(memory_mb=192, processes=32, file_size_mb=8, open_files=64, tmp_mb=16)
 
 ECHO = r"""
 import os, socket, sys
-print("uid", os.getuid(), "net", sorted(os.listdir("/sys/class/net")), file=sys.stderr)
+net = sorted(line.split(":")[0].strip() for line in open("/proc/net/dev").readlines()[2:])
+print("uid", os.getuid(), "net", net, file=sys.stderr)
 print("secret", os.environ.get("ARENA_SECRET"), file=sys.stderr)
 try:
     open("/usr/pwned", "w")
@@ -111,6 +115,10 @@ def test_settings_reach_the_engine(docker_sandbox: Sandbox, open_dir: Path) -> N
     assert host["PidsLimit"] == 32
     assert host["CapDrop"] == ["ALL"]
     assert "no-new-privileges" in host["SecurityOpt"]
+    profiles = [opt for opt in host["SecurityOpt"] if opt.startswith("seccomp=")]
+    assert [json.loads(p.removeprefix("seccomp=")) for p in profiles] == [docker_profile()]
+    assert set(host["MaskedPaths"]) == set(MASKED_PATHS)
+    assert host["CgroupnsMode"] == "private"
     assert host["Init"] is True
     assert {u["Name"] for u in host["Ulimits"]} == {"fsize", "nofile", "cpu", "nproc"}
     assert info["Config"]["Labels"][LABEL] == str(slot)

@@ -100,6 +100,10 @@ def test_network_is_unreachable(
     run = attack(any_sandbox, hostile("network"))
     assert run.returncode == 3, run.stderr[-500:]
     assert "CONNECTED" not in run.findings.values()
+    sockets = {k: v for k, v in run.findings.items() if k.startswith("socket ")}
+    assert len(sockets) == 10, run.findings  # five families, each also with high bits set
+    if any_sandbox.enforced(LIMITS)["socket_families"]:
+        assert set(sockets.values()) == {"refused:97"}, sockets  # EAFNOSUPPORT
     time.sleep(0.3)  # the server thread would record a late connection
     assert loopback.connections == []
 
