@@ -413,7 +413,10 @@ def _decompressed(data: bytes, limits: UnpackLimits, deadline: Deadline) -> byte
                 out += chunk
                 deadline.check()
                 if len(out) > cap:
-                    raise UploadError("the archive decompresses to more than the allowed size")
+                    raise UploadError(
+                        f"{_last_member(out)}the archive decompresses to more than the allowed "
+                        f"size ({limits.max_bytes} bytes)"
+                    )
     except UploadError:
         raise
     except READ_ERRORS as exc:
@@ -421,10 +424,24 @@ def _decompressed(data: bytes, limits: UnpackLimits, deadline: Deadline) -> byte
     ratio = len(out) / max(len(data), 1)
     if len(out) > 1024 * 1024 and ratio > limits.max_ratio:
         raise UploadError(
-            f"the archive expands {int(ratio)}x (limit {limits.max_ratio}x): "
+            f"{_last_member(out)}the archive expands {int(ratio)}x (limit {limits.max_ratio}x): "
             "it looks like a zip bomb"
         )
     return bytes(out)
+
+
+def _last_member(partial: bytes) -> str:
+    """``"name: "`` of the member a cut-off tar stream ends in (to name it in a message)."""
+    last = None
+    try:
+        with tarfile.open(fileobj=io.BytesIO(partial), mode="r:") as archive:
+            for info in archive:
+                last = info.name
+    except READ_ERRORS:
+        pass
+    if last is None:
+        return ""
+    return (repr(last[:200] + "...") if len(last) > 200 else repr(last)) + ": "
 
 
 # --- reading and writing inside the destination only ---------------------------------------
