@@ -430,7 +430,7 @@ def _decompressed(data: bytes, limits: UnpackLimits, deadline: Deadline) -> byte
     return bytes(out)
 
 
-def _last_member(partial: bytes) -> str:
+def _last_member(partial: bytes | bytearray) -> str:
     """``"name: "`` of the member a cut-off tar stream ends in (to name it in a message)."""
     last = None
     try:
