@@ -440,3 +440,12 @@ def test_error_pages_leak_nothing(client: FlaskClient, world: World) -> None:
     for url in ("/bots/999999", "/api/v1/bots/999999", "/matches/x", "/api/v1/matches/x"):
         body = client.get(url).get_data(as_text=True)
         assert "Traceback" not in body and "/work/" not in body and "sqlalchemy" not in body
+
+
+def test_the_admin_command_refuses_weak_passwords_too(app: Flask) -> None:
+    runner = app.test_cli_runner()
+    weak = runner.invoke(args=["user", "create", "carol", "--password", "password1234"])
+    assert weak.exit_code != 0 and "most common" in weak.output
+    good = runner.invoke(args=["user", "create", "carol", "--password", GOOD_PASSWORD])
+    assert good.exit_code == 0, good.output
+    login(app.test_client(), "carol", GOOD_PASSWORD)
