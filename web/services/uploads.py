@@ -15,6 +15,7 @@ import gzip
 import io
 import lzma
 import stat
+import struct
 import tarfile
 import time
 import zipfile
@@ -305,7 +306,25 @@ def _zip_member(info: zipfile.ZipInfo, limits: UnpackLimits) -> Member:
     )
 
 
+def _central_directory_size(data: bytes) -> int:
+    """The size the zip's end record gives its central directory (0 if there is no record)."""
+    end = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 65_535))
+    if end < 0 or len(data) < end + 22:
+        return 0
+    (size,) = struct.unpack("<I", data[end + 12 : end + 16])
+    locator = end - 20
+    if size == 0xFFFFFFFF and locator >= 0 and data[locator : locator + 4] == b"PK\x06\x07":
+        (record,) = struct.unpack("<Q", data[locator + 8 : locator + 16])
+        if data[record : record + 4] == b"PK\x06\x06":
+            (size,) = struct.unpack("<Q", data[record + 40 : record + 48])
+    return int(size)
+
+
 def _walk_zip(data: bytes, limits: UnpackLimits, deadline: Deadline, visit: Visit) -> None:
+    # Each entry of the central directory costs memory once parsed: refuse a directory far
+    # larger than max_files entries with names of max_path bytes could need, before parsing.
+    if _central_directory_size(data) > limits.max_files * (limits.max_path + 512):
+        raise UploadError(f"the archive holds more than {limits.max_files} entries")
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()

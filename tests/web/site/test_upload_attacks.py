@@ -25,6 +25,12 @@ HOSTILE: dict[str, tuple[Callable[[], bytes], str]] = {
     "tar.gz of 3 GiB of zeros in 3 MB": (bombs.gzip_bomb, "'zeros': the archive decompresses"),
     "zip declaring 80 MiB of zeros": (lambda: bombs.zip_bomb(80), "unpacks to"),
     "many members": (lambda: bombs.many_members(2500), "entries"),
+    "zip of 60,000 entries": (
+        lambda: bombs.make_zip(
+            [("bot.toml", bombs.MANIFEST)] + [(f"{i}", b"") for i in range(60_000)]
+        ),
+        "more than 2000 entries",
+    ),
     "deep nesting": (lambda: bombs.deep_nesting(60), "nest deeper than"),
     "huge member name": (lambda: bombs.long_name(20_000), "is longer than"),
     "file used as a folder": (
@@ -144,3 +150,20 @@ def test_a_good_archive_still_uploads(client: FlaskClient, world: World) -> None
     data = {"file": (io.BytesIO(archive), "bot.tar.gz")}
     answer = client.post("/api/v1/uploads", data=data, headers=headers)
     assert answer.status_code == 201, answer.get_json()
+
+
+def test_a_refusal_found_while_unpacking_shows_no_server_path(app: Flask, world: World) -> None:
+    """Past the first check (a stored upload unpacked later), the reason kept for the owner
+    still names the member and never the scratch folder."""
+    from web.models import VersionStatus
+    from web.services import bots as bot_service
+
+    clash = bombs.make_zip([("bot.toml", bombs.MANIFEST), ("lib", b"x"), ("lib/a.py", b"")])
+    version = bot_service.submit(world.owner, "clash", bot_service.Upload(data=clash))
+    assert version.status == VersionStatus.REJECTED
+    assert "lib/a.py" in (version.error or "")
+    storage = Path(app.config["STORAGE_DIR"])
+    assert str(storage.resolve()) not in (version.error or "") and "unpack-" not in (
+        version.error or ""
+    )
+    assert not list((storage / "tmp").glob("unpack-*")), "the scratch folder is removed"
