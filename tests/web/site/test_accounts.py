@@ -449,3 +449,10 @@ def test_the_admin_command_refuses_weak_passwords_too(app: Flask) -> None:
     good = runner.invoke(args=["user", "create", "carol", "--password", GOOD_PASSWORD])
     assert good.exit_code == 0, good.output
     login(app.test_client(), "carol", GOOD_PASSWORD)
+
+
+def test_the_browser_fixture_site_uses_the_same_policy() -> None:
+    from tests.web.browser.fixture_site import CSP
+    from web.views import CONTENT_SECURITY_POLICY
+
+    assert CSP == CONTENT_SECURITY_POLICY
