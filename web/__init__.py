@@ -97,7 +97,6 @@ def _register_blueprints(app: Flask) -> None:
         """The user of the cookie's session, if that session is still live on the server."""
         from flask import session
 
-        from web.services.users import session_user
-        from web.views.auth import SESSION_KEY
+        from web.services.users import SESSION_KEY, session_user
 
         return session_user(user_id, session.get(SESSION_KEY))

@@ -24,6 +24,8 @@ from web.extensions import db
 from web.models import ApiToken, User, UserSession, utcnow
 
 TOKEN_PREFIX = "ka_"
+SESSION_KEY = "sid"
+"""The session cookie's entry holding the key of its server-side session row."""
 MIN_PASSWORD_LENGTH = 12
 MAX_PASSWORD_LENGTH = 256
 COMMON_PASSWORDS = Path(__file__).resolve().parents[1] / "common-passwords.txt.gz"

@@ -33,8 +33,7 @@ from web.services import users
 
 bp = Blueprint("auth", __name__)
 
-SESSION_KEY = "sid"
-"""The session cookie's entry holding the key of its server-side session row."""
+SESSION_KEY = users.SESSION_KEY
 
 
 def _auth_limit() -> str:
