@@ -167,3 +167,20 @@ def test_a_refusal_found_while_unpacking_shows_no_server_path(app: Flask, world:
         version.error or ""
     )
     assert not list((storage / "tmp").glob("unpack-*")), "the scratch folder is removed"
+
+
+@pytest.mark.parametrize("manifest", ['name = "Bad Name"\n', "games = 3", "[[[", 'run = "x"\n'])
+def test_manifest_errors_show_no_server_path(
+    client: FlaskClient, world: World, manifest: str
+) -> None:
+    import tempfile
+
+    headers = {"Authorization": f"Bearer {world.tokens['alice']}"}
+    for data in (
+        {"file": (io.BytesIO(b"print(1)\n"), "bot.py"), "manifest": manifest},
+        {"file": (io.BytesIO(bombs.make_zip([("bot.toml", manifest.encode())])), "b.zip")},
+    ):
+        answer = client.post("/api/v1/uploads", data=data, headers=headers)
+        assert answer.status_code == 422
+        message = answer.get_json()["error"]["message"]
+        assert tempfile.gettempdir() + "/" not in message and "manifest-" not in message, message
