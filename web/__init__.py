@@ -90,8 +90,13 @@ def _register_blueprints(app: Flask) -> None:
     views.register(app)
     api.register(app)
 
-    from web.extensions import db, login_manager
+    from web.extensions import login_manager
 
     @login_manager.user_loader
     def _load_user(user_id: str) -> User | None:
-        return db.session.get(User, int(user_id)) if user_id.isdigit() else None
+        """The user of the cookie's session, if that session is still live on the server."""
+        from flask import session
+
+        from web.services.users import SESSION_KEY, session_user
+
+        return session_user(user_id, session.get(SESSION_KEY))

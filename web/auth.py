@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 from typing import Any, TypeVar
+from urllib.parse import unquote, urlsplit
 
 from flask import abort, request
 from flask_login import current_user
@@ -20,6 +21,28 @@ from web.services.users import user_for_token
 F = TypeVar("F", bound=Callable[..., Any])
 
 BEARER = "bearer "
+MAX_NEXT = 2048
+
+
+def safe_next(target: str | None) -> str | None:
+    """``target`` if it is a path on this site, else None (an open redirect helps phishing).
+
+    Browsers drop tabs and newlines from a URL and read a backslash as a slash, so ``/\t/evil``
+    and ``/\\evil`` lead to another host as ``//evil`` does: any control character or
+    backslash, also percent-encoded, refuses the target. What remains must be a bare path
+    (no scheme, no host) starting with exactly one slash.
+    """
+    if not target or len(target) > MAX_NEXT:
+        return None
+    for text in (target, unquote(target), unquote(unquote(target))):
+        if "\\" in text or any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in text):
+            return None
+        if text.startswith("//") or not text.startswith("/"):
+            return None
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not parts.path.startswith("/"):
+        return None
+    return target
 
 
 def bearer_token() -> str | None:

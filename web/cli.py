@@ -38,8 +38,11 @@ user_cli = click.Group("user", help="Accounts and API tokens.")
 @click.option("--house", is_flag=True, help="A house account (holds the sample bots).")
 def user_create(username: str, password: str | None, admin: bool, house: bool) -> None:
     """Create a user and print a new API token for it."""
-    from web.services.users import create_user, issue_token
+    from web.services.users import create_user, issue_token, password_problem
 
+    problem = password_problem(username, password) if password else None
+    if problem:
+        raise click.ClickException(f"password refused: {problem}")
     try:
         user = create_user(username, password, admin=admin, house=house)
     except ValueError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField, FileRequired
-from wtforms import IntegerField, PasswordField, StringField, TextAreaField
+from wtforms import BooleanField, IntegerField, PasswordField, StringField, TextAreaField
 from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional, Regexp
 
 USERNAME = Regexp(r"^[A-Za-z0-9_.-]+$", message="letters, digits, dot, dash and underscore only")
@@ -16,11 +16,25 @@ class LoginForm(FlaskForm):
 
 
 class RegisterForm(FlaskForm):
+    """The password rules themselves (length, common, the name) are ``users.password_problem``."""
+
     username = StringField("Username", validators=[DataRequired(), Length(3, 32), USERNAME])
-    password = PasswordField("Password", validators=[DataRequired(), Length(8, 256)])
+    password = PasswordField("Password", validators=[DataRequired(), Length(max=256)])
     confirm = PasswordField(
         "Repeat the password", validators=[EqualTo("password", message="passwords differ")]
     )
+
+
+class PasswordForm(FlaskForm):
+    current = PasswordField("Current password", validators=[DataRequired(), Length(max=256)])
+    password = PasswordField("New password", validators=[DataRequired(), Length(max=256)])
+    confirm = PasswordField(
+        "Repeat the new password", validators=[EqualTo("password", message="passwords differ")]
+    )
+
+
+class LogoutEverywhereForm(FlaskForm):
+    revoke_tokens = BooleanField("Also revoke every API token")
 
 
 class TokenForm(FlaskForm):

@@ -104,6 +104,20 @@ class ApiToken(db.Model):  # type: ignore[name-defined]
     user: Mapped[User] = relationship(back_populates="tokens")
 
 
+class UserSession(db.Model):  # type: ignore[name-defined]
+    """A logged-in browser: only the SHA-256 of the key in its cookie is kept.
+
+    Deleting the row ends that session at once (logout, "log out everywhere", a new password).
+    """
+
+    __tablename__ = "user_sessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class Bot(db.Model):  # type: ignore[name-defined]
     __tablename__ = "bots"
     __table_args__ = (UniqueConstraint("owner_id", "name"),)

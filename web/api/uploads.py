@@ -2,58 +2,28 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
 import tempfile
-import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from arena.bots import MANIFEST, BotManifest, ManifestError, load_bot
 from web.models import BotVersion, User
 from web.services import bots
-from web.services.uploads import UploadError, detect_kind
-
-MAX_MANIFEST_BYTES = 64 * 1024
+from web.services.uploads import UploadError, detect_kind, read_manifest
 
 
 def manifest_text(data: bytes, manifest: str | None) -> str:
-    """The ``bot.toml`` of an upload: the text given with a single file, or the archive's own."""
+    """The ``bot.toml`` of an upload: the text given with a single file, or the archive's own.
+
+    An archive is read whole under the unpacking limits (bytes, entries, paths, time) before
+    anything of it is stored, so a bomb is refused here with a clear message.
+    """
     if manifest is not None:
         return manifest
-    kind = detect_kind(data)
-    try:
-        if kind == "zip":
-            return _from_zip(data)
-        if kind == "tar":
-            return _from_tar(data)
-    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as exc:
-        raise UploadError(f"the archive cannot be read: {exc}") from exc
-    raise UploadError(
-        "not a zip or tar.gz archive; to upload a single source file, give its manifest too"
-    )
-
-
-def _is_manifest(name: str) -> bool:
-    parts = [p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("", ".")]
-    return len(parts) in (1, 2) and parts[-1] == MANIFEST
-
-
-def _from_zip(data: bytes) -> str:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        for info in sorted(archive.infolist(), key=lambda i: i.filename.count("/")):
-            if _is_manifest(info.filename) and info.file_size <= MAX_MANIFEST_BYTES:
-                return archive.read(info).decode("utf-8", errors="replace")
-    raise UploadError(f"the archive has no {MANIFEST} at its top level")
-
-
-def _from_tar(data: bytes) -> str:
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-        for info in archive:
-            if info.isfile() and _is_manifest(info.name) and info.size <= MAX_MANIFEST_BYTES:
-                stream = archive.extractfile(info)
-                if stream is not None:
-                    return stream.read().decode("utf-8", errors="replace")
-    raise UploadError(f"the archive has no {MANIFEST} at its top level")
+    if detect_kind(data) == "file":
+        raise UploadError(
+            "not a zip or tar.gz archive; to upload a single source file, give its manifest too"
+        )
+    return read_manifest(data, bots.unpack_limits())
 
 
 def check_manifest(text: str) -> BotManifest:
@@ -63,7 +33,10 @@ def check_manifest(text: str) -> BotManifest:
         try:
             return load_bot(folder)
         except ManifestError as exc:
-            raise UploadError(str(exc).replace(str(Path(folder).resolve()) + "/", "")) from exc
+            message = str(exc)
+            for path in (str(Path(folder).resolve()), folder):
+                message = message.replace(path + "/", "").replace(path, "the bot folder")
+            raise UploadError(message) from None
 
 
 def accept(owner: User, data: bytes, filename: str, manifest: str | None) -> BotVersion:

@@ -1,17 +1,34 @@
-"""Accounts and API tokens (only a token's SHA-256 is stored)."""
+"""Accounts, their browser sessions and API tokens.
+
+Only hashes are stored: a password's (scrypt), a token's and a session key's (SHA-256). A session
+is a row here named by the key in its signed cookie, so ending it on the server (logout, "log out
+everywhere", a new password) makes a copy of the cookie worthless at once.
+"""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import itertools
 import secrets
+import string
+from datetime import timedelta
+from functools import cache
+from pathlib import Path
 
-from sqlalchemy import select
-from werkzeug.security import generate_password_hash
+from flask import current_app
+from sqlalchemy import delete, func, select
+from werkzeug.security import check_password_hash, generate_password_hash
 
 from web.extensions import db
-from web.models import ApiToken, User, utcnow
+from web.models import ApiToken, User, UserSession, utcnow
 
 TOKEN_PREFIX = "ka_"
+SESSION_KEY = "sid"
+"""The session cookie's entry holding the key of its server-side session row."""
+MIN_PASSWORD_LENGTH = 12
+MAX_PASSWORD_LENGTH = 256
+COMMON_PASSWORDS = Path(__file__).resolve().parents[1] / "common-passwords.txt.gz"
 
 
 def hash_token(token: str) -> str:
@@ -40,6 +57,134 @@ def get_or_create_user(username: str, *, house: bool = False) -> User:
     return user if user is not None else create_user(username, house=house)
 
 
+# --- passwords ------------------------------------------------------------------------------
+
+
+@cache
+def _dummy_hash() -> str:
+    """A hash of a random password, made the way real ones are (same algorithm and cost)."""
+    return generate_password_hash(secrets.token_urlsafe(16))
+
+
+def authenticate(username: str, password: str) -> User | None:
+    """The user with this name and password, or None.
+
+    An unknown name (or an account without a password) costs one hash check all the same, so
+    the time an answer takes does not tell which names exist.
+    """
+    user = db.session.scalar(select(User).where(User.username == username))
+    stored = user.password_hash if user is not None and user.password_hash else None
+    matches = check_password_hash(stored or _dummy_hash(), password)
+    return user if matches and stored else None
+
+
+@cache
+def _common_passwords() -> frozenset[str]:
+    with gzip.open(COMMON_PASSWORDS, "rt", encoding="utf-8") as stream:
+        return frozenset(line.strip() for line in stream if line.strip())
+
+
+def _is_repetition(text: str) -> bool:
+    """``abcabcabc``, ``aaaa``: one short piece said again and again."""
+    for size in range(1, len(text) // 2 + 1):
+        if len(text) % size == 0 and text[:size] * (len(text) // size) == text:
+            return size <= 4 or text[:size] in _common_passwords()
+    return False
+
+
+def _is_run(text: str) -> bool:
+    """``123456789012``, ``abcdefghijkl``, ``987654321098``: each character next to the last."""
+    steps = {ord(b) - ord(a) for a, b in itertools.pairwise(text)}
+    if text.isdigit():
+        steps = {step % 10 for step in steps}
+        return steps in ({1}, {9})
+    return steps in ({1}, {-1})
+
+
+def _is_common(password: str) -> bool:
+    """In the common-password list, also with digits or symbols around it, repeated, or a run."""
+    lowered = password.lower()
+    core = lowered.strip(string.digits + string.punctuation + string.whitespace)
+    common = _common_passwords()
+    if lowered in common or _is_repetition(lowered) or _is_run(lowered):
+        return True
+    return len(core) >= 4 and (core in common or _is_repetition(core))
+
+
+def password_problem(username: str, password: str) -> str | None:
+    """Why ``password`` may not be used by ``username``, or None if it may."""
+    if len(password) < MIN_PASSWORD_LENGTH:
+        return f"use at least {MIN_PASSWORD_LENGTH} characters (a few words make a good one)"
+    if len(password) > MAX_PASSWORD_LENGTH:
+        return f"use at most {MAX_PASSWORD_LENGTH} characters"
+    if username and username.lower() in password.lower():
+        return "the password must not contain your user name"
+    if _is_common(password):
+        return "this password is one of the most common ones and is guessed first; choose another"
+    return None
+
+
+def set_password(user: User, password: str) -> None:
+    """Give ``user`` a new password (checked by the caller). Does not commit."""
+    user.password_hash = generate_password_hash(password)
+
+
+# --- sessions -------------------------------------------------------------------------------
+
+
+def _session_max_age() -> timedelta:
+    return timedelta(seconds=int(current_app.config.get("SESSION_MAX_AGE", 14 * 24 * 3600)))
+
+
+def start_session(user: User) -> str:
+    """A new session of ``user``; its key goes into the session cookie. Does not commit."""
+    key = secrets.token_urlsafe(32)
+    expired = utcnow() - _session_max_age()
+    db.session.execute(
+        delete(UserSession).where(UserSession.user_id == user.id, UserSession.created_at < expired)
+    )
+    db.session.add(UserSession(user_id=user.id, key_hash=hash_token(key)))
+    return key
+
+
+def session_user(user_id: str, key: str | None) -> User | None:
+    """The user of a live session with this key, or None (ended, expired or never made)."""
+    if not key or not user_id.isdigit():
+        return None
+    row = db.session.scalar(select(UserSession).where(UserSession.key_hash == hash_token(key)))
+    if row is None or row.user_id != int(user_id):
+        return None
+    if row.created_at < utcnow() - _session_max_age():
+        return None
+    return db.session.get(User, row.user_id)
+
+
+def end_session(key: str | None) -> None:
+    """End the session with this key, if it is live. Does not commit."""
+    if key:
+        db.session.execute(delete(UserSession).where(UserSession.key_hash == hash_token(key)))
+
+
+def end_sessions(user: User, *, keep: str | None = None) -> int:
+    """End every session of ``user`` but the one with key ``keep``; how many ended. No commit."""
+    query = delete(UserSession).where(UserSession.user_id == user.id)
+    if keep:
+        query = query.where(UserSession.key_hash != hash_token(keep))
+    result = db.session.execute(query)
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def live_sessions(user: User) -> int:
+    expired = utcnow() - _session_max_age()
+    query = select(func.count()).where(
+        UserSession.user_id == user.id, UserSession.created_at >= expired
+    )
+    return int(db.session.scalar(query) or 0)
+
+
+# --- API tokens -----------------------------------------------------------------------------
+
+
 def issue_token(user: User, name: str = "default") -> str:
     """A new bearer token for ``user``; the only time the token itself is known. Does not commit."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
@@ -47,6 +192,16 @@ def issue_token(user: User, name: str = "default") -> str:
         ApiToken(user_id=user.id, name=name, token_hash=hash_token(token), prefix=token[:10])
     )
     return token
+
+
+def revoke_tokens(user: User) -> int:
+    """Revoke every live token of ``user``; how many. Does not commit."""
+    live = db.session.scalars(
+        select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+    ).all()
+    for token in live:
+        token.revoked_at = utcnow()
+    return len(live)
 
 
 def user_for_token(token: str) -> User | None:

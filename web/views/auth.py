@@ -1,30 +1,65 @@
-"""Accounts: register, log in and out, and the account page with its API tokens."""
+"""Accounts: register, log in and out, and the account page with its password, sessions and API
+tokens."""
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required, login_user, logout_user
 from sqlalchemy import select
-from werkzeug.security import check_password_hash
 
+from web import auth
 from web.extensions import db, limiter
-from web.forms import ActionForm, LoginForm, RegisterForm, TokenForm
+from web.forms import (
+    ActionForm,
+    LoginForm,
+    LogoutEverywhereForm,
+    PasswordForm,
+    RegisterForm,
+    TokenForm,
+)
 from web.models import ApiToken, User, utcnow
 from web.services import users
 
 bp = Blueprint("auth", __name__)
+
+SESSION_KEY = users.SESSION_KEY
 
 
 def _auth_limit() -> str:
     return str(current_app.config.get("AUTH_RATE_LIMIT", "10 per minute"))
 
 
-def _safe_next(target: str | None) -> str:
-    """A redirect target on this site only (an open redirect helps phishing)."""
-    if target and target.startswith("/") and not target.startswith("//"):
-        return target
-    return url_for("home.index")
+def _account_limit() -> str:
+    return str(current_app.config.get("LOGIN_ACCOUNT_RATE_LIMIT", "30 per hour"))
+
+
+def _login_name() -> str:
+    """The rate-limit key of a login attempt: the account tried, from whatever address."""
+    return "login-account:" + (request.form.get("username") or "").strip().lower()[:64]
+
+
+def _failed(response: Response) -> bool:
+    return response.status_code != 302
+
+
+def _start_session(user: User) -> None:
+    """Log ``user`` in on a fresh session (nothing of the session before it carries over)."""
+    session.clear()
+    key = users.start_session(user)
+    db.session.commit()
+    session[SESSION_KEY] = key
+    login_user(user)
 
 
 @bp.route("/register", methods=["GET", "POST"])
@@ -32,13 +67,17 @@ def _safe_next(target: str | None) -> str:
 def register() -> ResponseReturnValue:
     form = RegisterForm()
     if form.validate_on_submit():
+        name, password = form.username.data or "", form.password.data or ""
+        problem = users.password_problem(name, password)
+        if problem:
+            form.password.errors = [*form.password.errors, problem]
+            return render_template("auth/register.html", form=form), 422
         try:
-            user = users.create_user(form.username.data or "", form.password.data)
+            user = users.create_user(name, password)
         except ValueError:
             form.username.errors = [*form.username.errors, "that name is taken"]
         else:
-            db.session.commit()
-            login_user(user)
+            _start_session(user)
             flash("Welcome! Upload your first bot to join a ladder.", "ok")
             return redirect(url_for("bots.upload"))
     return render_template("auth/register.html", form=form)
@@ -46,17 +85,14 @@ def register() -> ResponseReturnValue:
 
 @bp.route("/login", methods=["GET", "POST"])
 @limiter.limit(_auth_limit, methods=["POST"])
+@limiter.limit(_account_limit, key_func=_login_name, methods=["POST"], deduct_when=_failed)
 def login() -> ResponseReturnValue:
     form = LoginForm()
     if form.validate_on_submit():
-        user = db.session.scalar(select(User).where(User.username == form.username.data))
-        if (
-            user
-            and user.password_hash
-            and check_password_hash(user.password_hash, form.password.data or "")
-        ):
-            login_user(user)
-            return redirect(_safe_next(request.args.get("next")))
+        user = users.authenticate(form.username.data or "", form.password.data or "")
+        if user is not None:
+            _start_session(user)
+            return redirect(auth.safe_next(request.args.get("next")) or url_for("home.index"))
         form.password.errors = [*form.password.errors, "wrong username or password"]
     return render_template("auth/login.html", form=form)
 
@@ -65,23 +101,45 @@ def login() -> ResponseReturnValue:
 def logout() -> ResponseReturnValue:
     form = ActionForm()
     if form.validate_on_submit():
-        logout_user()
+        _end_this_session()
     return redirect(url_for("home.index"))
+
+
+def _end_this_session() -> None:
+    users.end_session(session.get(SESSION_KEY))
+    db.session.commit()
+    logout_user()
+    session.clear()
 
 
 @bp.route("/account")
 @login_required
 def account() -> ResponseReturnValue:
+    return _account_page(None)
+
+
+def _account_page(
+    new_token: str | None, password: PasswordForm | None = None, status: int = 200
+) -> ResponseReturnValue:
     tokens = db.session.scalars(
         select(ApiToken).where(ApiToken.user_id == current_user.id).order_by(ApiToken.id.desc())
     ).all()
-    return render_template(
-        "auth/account.html", tokens=tokens, form=TokenForm(), action=ActionForm(), new_token=None
+    page = render_template(
+        "auth/account.html",
+        tokens=tokens,
+        form=TokenForm(),
+        action=ActionForm(),
+        password_form=password or PasswordForm(formdata=None),
+        everywhere=LogoutEverywhereForm(formdata=None),
+        sessions=users.live_sessions(current_user),
+        new_token=new_token,
     )
+    return page, status, {"Cache-Control": "no-store"}
 
 
 @bp.route("/account/tokens", methods=["POST"])
 @login_required
+@limiter.limit(_auth_limit)
 def create_token() -> ResponseReturnValue:
     form = TokenForm()
     if not form.validate_on_submit():
@@ -89,13 +147,7 @@ def create_token() -> ResponseReturnValue:
         return redirect(url_for("auth.account"))
     token = users.issue_token(current_user, form.name.data or "token")
     db.session.commit()
-    tokens = db.session.scalars(
-        select(ApiToken).where(ApiToken.user_id == current_user.id).order_by(ApiToken.id.desc())
-    ).all()
-    page = render_template(
-        "auth/account.html", tokens=tokens, form=TokenForm(), action=ActionForm(), new_token=token
-    )
-    return page, 201, {"Cache-Control": "no-store"}
+    return _account_page(token, status=201)
 
 
 @bp.route("/account/tokens/<id:token_id>/revoke", methods=["POST"])
@@ -108,3 +160,42 @@ def revoke_token(token_id: int) -> ResponseReturnValue:
         db.session.commit()
         flash(f"Token {token.name} revoked.", "ok")
     return redirect(url_for("auth.account"))
+
+
+@bp.route("/account/password", methods=["POST"])
+@login_required
+@limiter.limit(_auth_limit)
+def change_password() -> ResponseReturnValue:
+    """A new password; every other session of the account ends (this one starts afresh)."""
+    form = PasswordForm()
+    if not form.validate_on_submit():
+        return _account_page(None, form, 422)
+    user: User = current_user._get_current_object()
+    if users.authenticate(user.username, form.current.data or "") is None:
+        form.current.errors = [*form.current.errors, "that is not your current password"]
+        return _account_page(None, form, 422)
+    problem = users.password_problem(user.username, form.password.data or "")
+    if problem:
+        form.password.errors = [*form.password.errors, problem]
+        return _account_page(None, form, 422)
+    users.set_password(user, form.password.data or "")
+    users.end_sessions(user)
+    _start_session(user)
+    flash("Password changed. Every other session of your account has ended.", "ok")
+    return redirect(url_for("auth.account"))
+
+
+@bp.route("/account/logout-everywhere", methods=["POST"])
+@login_required
+def logout_everywhere() -> ResponseReturnValue:
+    """End every session of the account, this one too; API tokens only if asked to."""
+    form = LogoutEverywhereForm()
+    if not form.validate_on_submit():
+        return redirect(url_for("auth.account"))
+    user: User = current_user._get_current_object()
+    revoked = users.revoke_tokens(user) if form.revoke_tokens.data else 0
+    ended = users.end_sessions(user)
+    _end_this_session()
+    tokens = f" and {revoked} API token{'s' * (revoked != 1)} revoked" if revoked else ""
+    flash(f"Logged out of {ended} session{'s' * (ended != 1)}{tokens}.", "ok")
+    return redirect(url_for("auth.login"))

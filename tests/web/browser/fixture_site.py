@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[3]
 STATIC = ROOT / "web" / "static"
 GOLDEN = ROOT / "tests" / "golden"
 CSP = (
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; "
-    "script-src 'self'; object-src 'none'; frame-ancestors 'none'"
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 
 VIEWER_PAGE = """<!doctype html>

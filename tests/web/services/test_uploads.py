@@ -129,3 +129,45 @@ def test_gzip_stream_is_capped_even_when_the_ratio_is_allowed(tmp_path: Path) ->
     with pytest.raises(UploadError, match="decompresses to more than the allowed size"):
         unpack(data, tmp_path, lenient)
     assert tree(tmp_path) == set()
+
+
+@pytest.mark.parametrize("compression", ["bz2", "xz"])
+def test_bzip2_and_xz_tars_unpack_and_their_bombs_are_capped(
+    compression: str, tmp_path: Path
+) -> None:
+    def packed(members: list[tuple[str, bytes]]) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode=f"w:{compression}") as archive:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+
+    unpack(packed([("bot.toml", b"a"), ("bot.py", b"b")]), tmp_path / "good", LIMITS)
+    assert (tmp_path / "good" / "bot.py").read_bytes() == b"b"
+    lenient = UnpackLimits(max_bytes=1024 * 1024, max_files=20, max_ratio=100_000)
+    with pytest.raises(UploadError, match="'zeros': the archive decompresses to more"):
+        unpack(packed([("zeros", b"\0" * (4 * 1024 * 1024))]), tmp_path / "bomb", lenient)
+
+
+def test_reading_is_bounded_in_time(tmp_path: Path) -> None:
+    data = make_tar([(tar_entry("bot.toml"), b"a")])
+    with pytest.raises(UploadError, match="took longer than"):
+        unpack(data, tmp_path, UnpackLimits(max_seconds=-1.0))
+    assert tree(tmp_path) == set()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("a/" * 30 + "x", "nest deeper"),
+        ("n" * 300, "longer than"),
+        ("ok/" + "n" * 200 + "/" + "m" * 200 + "/" + "o" * 200, "longer than"),
+        ("tab\there", "control characters"),
+    ],
+)
+def test_paths_too_deep_long_or_odd_are_refused(name: str, message: str, tmp_path: Path) -> None:
+    with pytest.raises(UploadError, match=message):
+        unpack(make_zip([(name, b"x")]), tmp_path, LIMITS)
+    assert tree(tmp_path) == set()

@@ -26,6 +26,8 @@ def forms(world: World) -> list[tuple[str, dict[str, str]]]:
         ("/logout", {}),
         ("/account/tokens", {"name": "x"}),
         ("/account/tokens/1/revoke", {}),
+        ("/account/password", {"current": PASSWORD, "password": "x" * 20, "confirm": "x" * 20}),
+        ("/account/logout-everywhere", {"revoke_tokens": "y"}),
         ("/upload", {"manifest": ""}),
         (f"/bots/{world.bots[0].id}/resume", {}),
         (f"/admin/bots/{world.bots[1].id}/pause", {}),
