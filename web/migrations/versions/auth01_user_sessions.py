@@ -1,7 +1,7 @@
 """User sessions: one row per logged-in browser, so that logging out ends it on the server.
 
 Revision ID: auth01
-Revises: b7d41c2e9a10
+Revises: faults01
 Create Date: 2026-11-24 00:40:00
 
 """
@@ -10,7 +10,7 @@ from alembic import op
 
 
 revision = 'auth01'
-down_revision = 'b7d41c2e9a10'
+down_revision = 'faults01'
 branch_labels = None
 depends_on = None
 
