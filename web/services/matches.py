@@ -9,7 +9,6 @@ the claim's attempt number, so a match is rated exactly once however often it wa
 from __future__ import annotations
 
 import logging
-import secrets
 import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,6 +27,7 @@ from web.models import (
     utcnow,
 )
 from web.services.queue import send_match, send_match_after_commit
+from web.services.seeds import new_seed as new_seed  # ladders draw through here
 
 log = logging.getLogger(__name__)
 
@@ -37,15 +37,6 @@ def worker_name() -> str:
     import os
 
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-SEED_BITS = 64
-
-
-def new_seed() -> int:
-    """A match or deal seed from the operating system's CSPRNG: 64 bits, so no bot can carry a
-    table of the deals it will meet. Every seed the service draws comes from here."""
-    return secrets.randbits(SEED_BITS)
 
 
 def create_match(

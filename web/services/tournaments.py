@@ -29,7 +29,8 @@ from web.models import (
     TournamentStatus,
     utcnow,
 )
-from web.services.matches import create_match, new_seed
+from web.services.matches import create_match
+from web.services.seeds import new_seed
 
 
 def create_tournament(
