@@ -35,7 +35,7 @@ def _why_partial(data: bytes) -> str:
     if isinstance(doc, dict) and doc.get("sealed"):
         return f"sealed: {doc['sealed']}"
     if isinstance(doc, dict) and doc.get("live"):
-        return f"the match is {doc.get('status', 'not finished')}"
+        return f"the match is still {doc.get('status', 'being played')}"
     return "is it still running?"
 
 

@@ -26,6 +26,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
+from web.services import sealing
 from web.services.queue import send_match, send_match_after_commit
 from web.services.seeds import new_seed as new_seed  # ladders draw through here
 
@@ -229,6 +230,7 @@ def requeue(match_id: int) -> Match:
         raise LookupError(f"no match {match_id}")
     if match.status == MatchStatus.FINISHED:
         raise ValueError(f"match {match_id} is finished; it cannot be played again")
+    sealing.fresh_deal_if_opened(match)  # its deal may be public by now
     match.status = MatchStatus.QUEUED
     match.max_attempts = match.attempts + int(current_app.config["MAX_ATTEMPTS"])
     match.queued_at = utcnow()

@@ -9,6 +9,9 @@ finished or not, except that each seat's owner still sees their own seat's view.
 fails or is cancelled counts as done: it will not be played again on that deal, so it does not
 hold the others back.
 
+A member played again after its group opened (an admin's requeue of a failed member) would
+play a deal everyone has seen: it is given a fresh seed and leaves the group first.
+
 A match outside such a group is *hidden* only while it runs: onlookers follow its public
 observations, and its seed and full views open when it finishes.
 """
@@ -21,6 +24,7 @@ from sqlalchemy import ColumnElement, and_, exists, or_, select
 
 from web.extensions import db
 from web.models import Match, MatchKind, MatchStatus
+from web.services.seeds import new_seed
 
 PENDING = (MatchStatus.QUEUED, MatchStatus.RUNNING)
 
@@ -69,6 +73,20 @@ def explain(match: Match) -> str:
         f"the replay opens when the {group} finishes: until then its seed, replay and views "
         "stay sealed, except each seat's own view for that seat's owner"
     )
+
+
+def fresh_deal_if_opened(match: Match) -> bool:
+    """Before a failed or cancelled ``match`` is played again: if its group has opened (a
+    member finished and none is queued or running), its deal is public, so it gets a fresh seed
+    and leaves the group. Returns whether it did. Does not commit."""
+    siblings = _shares_deal(match)
+    if siblings is None or group_pending(match):
+        return False
+    finished = exists().where(siblings, Match.id != match.id, Match.status == MatchStatus.FINISHED)
+    if not db.session.scalar(select(finished)):
+        return False
+    match.seed, match.mirror_group = new_seed(), None
+    return True
 
 
 def hidden_ids(matches: Iterable[Match]) -> set[int]:
