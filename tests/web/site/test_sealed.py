@@ -330,3 +330,38 @@ def test_a_failed_member_of_a_group_still_sealed_keeps_its_deal(app: Flask, worl
     assert sealing.sealed(group.finished) and sealing.sealed(third)
     again = matches.requeue(group.sibling.id)
     assert again.seed == SEED and again.mirror_group == "g-sealed"
+
+
+# Where a match's seed and stored replay may be read. Anything new that reads them must go
+# through web.services.sealing (or web.api.replays, which does) and be added here on review.
+SEED_READERS = {
+    "web/api/present.py",  # seed only when not hidden
+    "web/services/play.py",  # the worker that plays the match
+    "web/services/sealing.py",  # the check itself
+    "web/templates/match.html",  # seed only when not hidden
+}
+REPLAY_READERS = {
+    "web/api/replays.py",  # serves replays through the check
+    "web/api/present.py",  # the replay's address only
+    "web/services/play.py",  # the worker writes it
+    "web/views/matches.py",  # whether the page hosts the viewer (after the check)
+    "web/models.py",
+    "web/storage.py",
+}
+NOT_A_MATCH_SEED = re.compile(r"(tournament|form|self|Match)\.seed\b")
+
+
+def test_only_the_sealing_check_reads_seeds_and_replays() -> None:
+    seeds, replays = set(), set()
+    for path in sorted((ROOT / "web").rglob("*")):
+        if path.suffix not in (".py", ".html") or "migrations" in path.parts:
+            continue
+        name = str(path.relative_to(ROOT))
+        text = NOT_A_MATCH_SEED.sub("", path.read_text("utf-8"))
+        if re.search(r"\.seed\b", text):
+            seeds.add(name)
+        if "replay_path" in text or re.search(r"replays\.load\(", text):
+            replays.add(name)
+    assert seeds <= SEED_READERS, seeds - SEED_READERS
+    assert replays <= REPLAY_READERS, replays - REPLAY_READERS
+    assert "web/api/replays.py" in replays and "web/api/present.py" in seeds  # it does look
