@@ -43,13 +43,21 @@ class Sealed(PermissionError):
     """An onlooker asked for a match whose deal group is sealed (``web.services.sealing``)."""
 
 
-def hidden_for(match: Match, owned: set[int]) -> bool:
-    """Whether ``match`` is served hidden (as if running); raises ``Sealed`` for an onlooker
-    (a reader owning none of its seats) while its deal group is sealed."""
-    pending = sealing.group_pending(match)
-    if pending and not owned:
-        raise Sealed(f"match {match.id} is sealed: {sealing.explain(match)}")
-    return pending or match.status != MatchStatus.FINISHED
+class Visibility(NamedTuple):
+    """How a match is served: ``live`` (hidden: as if running), and why it is ``sealed``."""
+
+    live: bool
+    sealed: str | None
+
+
+def visibility(match: Match, owned: set[int]) -> Visibility:
+    """How ``match`` is served to a reader owning ``owned`` seats; raises ``Sealed`` for an
+    onlooker (owning none of its seats) while its deal group is sealed."""
+    if sealing.group_pending(match):
+        if not owned:
+            raise Sealed(f"match {match.id} is sealed: {sealing.explain(match)}")
+        return Visibility(True, sealing.explain(match))
+    return Visibility(match.status != MatchStatus.FINISHED, None)
 
 
 def load(match: Match) -> dict[str, Any]:
@@ -79,14 +87,15 @@ def step_for(step: dict[str, Any], owned: set[int], live: bool) -> dict[str, Any
     return shown
 
 
-def replay_for(match: Match, doc: dict[str, Any], owned: set[int], live: bool) -> dict[str, Any]:
-    """The replay document served to a reader owning ``owned`` seats (``live``: hidden)."""
-    steps = [step_for(s, owned, live) for s in doc["steps"]]
-    if not live:
+def replay_for(
+    match: Match, doc: dict[str, Any], owned: set[int], seen: Visibility
+) -> dict[str, Any]:
+    """The replay document served to a reader owning ``owned`` seats."""
+    steps = [step_for(s, owned, seen.live) for s in doc["steps"]]
+    if not seen.live:
         return {**doc, "steps": steps}
     shown = {key: doc[key] for key in LIVE_HEADER if key in doc}
-    sealed = sealing.explain(match) if match.status == MatchStatus.FINISHED else None
-    shown.update(live=True, status=str(match.status), sealed=sealed, steps=steps)
+    shown.update(live=True, status=str(match.status), sealed=seen.sealed, steps=steps)
     return shown
 
 
@@ -117,12 +126,12 @@ def served_bytes(match: Match, owned: set[int]) -> Served:
     Raises ``Sealed`` for an onlooker of a sealed match. A finished, open match's replay never
     changes, so its most recent renderings are kept.
     """
-    live = hidden_for(match, owned)
-    if live:
-        return Served(orjson.dumps(replay_for(match, load(match), owned, live)), live)
+    seen = visibility(match, owned)
+    if seen.live:
+        return Served(orjson.dumps(replay_for(match, load(match), owned, seen)), True)
     key = ("replay:" + (match.replay_path or ""), None, frozenset(owned))
-    body = _kept(key, lambda: orjson.dumps(replay_for(match, load(match), owned, live)))
-    return Served(body, live)
+    body = _kept(key, lambda: orjson.dumps(replay_for(match, load(match), owned, seen)))
+    return Served(body, False)
 
 
 def served_frames(match: Match, seat: int | None, owned: set[int], window: range) -> Served:
@@ -132,7 +141,7 @@ def served_frames(match: Match, seat: int | None, owned: set[int], window: range
     Raises ``Sealed`` for an onlooker of a sealed match. A finished, open match never changes,
     so its windows' most recent renderings are kept.
     """
-    live = hidden_for(match, owned)
+    live = visibility(match, owned).live
 
     def make() -> bytes:
         doc = load(match)

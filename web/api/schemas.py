@@ -293,5 +293,5 @@ class ReplayDocument(Schema):
     live = fields.Boolean(metadata={"description": "true while the match is running or sealed"})
     sealed = fields.String(
         allow_none=True,
-        metadata={"description": "why a finished match is still sealed (its owners only)"},
+        metadata={"description": "why the match is sealed (served to its seats' owners only)"},
     )

@@ -210,6 +210,9 @@ def test_a_seat_owner_sees_only_their_own_seat(
     assert all("action" not in s for s in doc["steps"] if s["seat"] != 0)
     assert any("action" in s for s in doc["steps"] if s["seat"] == 0)
     assert client.get(f"/api/v1/matches/{m}/frames?seat=1", headers=headers).status_code == 403
+    if group.sibling.replay_path:  # the running rotation, as its owners follow it
+        running = client.get(f"/api/v1/matches/{group.sibling.id}/replay", headers=headers)
+        assert "opens when the" in orjson.loads(running.data)["sealed"]
     # alice sits in seat 1 of the sibling: its seat 0 is not hers
     sibling = f"/api/v1/matches/{group.sibling.id}/frames?seat=0"
     assert client.get(sibling, headers=headers).status_code in (403, 404)
