@@ -206,3 +206,59 @@ def test_nothing_in_the_service_draws_a_seed_another_way() -> None:
     assert FORBIDDEN.search('@click.option("--seed", type=int, default=0)')
     assert FORBIDDEN.search("    seed: int = 0,")
     assert Path(ROOT / "web" / "services" / "seeds.py").read_text().count("secrets.randbits") == 1
+
+
+def _tournaments() -> int:
+    from sqlalchemy import func, select
+
+    from web.extensions import db
+    from web.models import Tournament
+
+    db.session.expire_all()
+    return int(db.session.scalar(select(func.count()).select_from(Tournament)) or 0)
+
+
+@pytest.mark.parametrize(
+    ("seed", "reproducible"), [("", False), ("7", True), (str(2**64 - 1), True)]
+)
+def test_the_admin_form_starts_a_tournament_with_or_without_a_seed(
+    client: FlaskClient, world: World, seed: str, reproducible: bool
+) -> None:
+    from tests.web.site.conftest import csrf_from
+
+    login(client, "root-admin")
+    token = csrf_from(client.get("/admin").get_data(as_text=True))
+    fields = {"name": "cup", "ladder": world.ladder.slug, "tables": "1", "seed": seed}
+    answer = client.post("/admin/tournaments", data={**fields, "csrf_token": token})
+    assert answer.status_code == 302 and "/tournaments/" in answer.headers["Location"]
+    data = client.get("/api/v1" + answer.headers["Location"]).get_json()["data"]
+    assert data["reproducible"] is reproducible and data["seed"] == (seed or None)
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64), "seven"])
+def test_the_admin_form_refuses_a_bad_seed_and_starts_nothing(
+    client: FlaskClient, world: World, seed: str
+) -> None:
+    from tests.web.site.conftest import csrf_from
+
+    login(client, "root-admin")
+    token = csrf_from(client.get("/admin").get_data(as_text=True))
+    fields = {"name": "cup", "ladder": world.ladder.slug, "tables": "1", "seed": seed}
+    answer = client.post("/admin/tournaments", data={**fields, "csrf_token": token})
+    assert answer.status_code == 302
+    page = client.get(answer.headers["Location"]).get_data(as_text=True)
+    assert "The tournament form has errors" in page and "seed" in page
+    assert _tournaments() == 0
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**64)])
+def test_tournament_run_refuses_a_seed_outside_64_bits(app: Flask, world: World, seed: str) -> None:
+    from web.cli import tournament_run
+
+    runner = app.test_cli_runner()
+    args = ["--game", "svoi-kozyri", "--players", "2", "--seed", seed]
+    for version in world.versions:
+        args += ["--version", str(version.id)]
+    result = runner.invoke(tournament_run, args)
+    assert result.exit_code == 2 and "--seed" in result.output, result.output
+    assert _tournaments() == 0
