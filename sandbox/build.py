@@ -28,6 +28,7 @@ from pathlib import Path
 from sandbox.base import BotProcess, Limits, Sandbox, SandboxError
 
 KEPT = ("bot.toml",)
+MAX_LINK_HOPS = 40  # as the kernel: more links than this in one path is a loop
 """Files a build must leave as they were: the service read the manifest before the build."""
 
 LOG_TAIL = 20_000
@@ -122,15 +123,15 @@ def seal(folder: Path) -> list[str]:
     """Make a built tree the referee's and read-only for bots; remove what could mislead.
 
     Removed, and returned as relative paths: anything but plain files, folders and links
-    (pipes, sockets), and links leading out of the folder (on the host they would lead to
-    the host's files).
+    (pipes, sockets), and every link that does not lead to a file or folder inside the folder
+    (``leads_inside``): on the host such a link would lead to the host's files.
     """
     removed: list[str] = []
     owner = os.geteuid()
     for path in _tree(folder):
         mode = path.lstat().st_mode
         plain = stat.S_ISREG(mode) or stat.S_ISDIR(mode)
-        if not plain and not (stat.S_ISLNK(mode) and _link_stays_inside(path, folder)):
+        if not plain and not stat.S_ISLNK(mode):
             path.unlink()
             removed.append(str(path.relative_to(folder)))
             continue
@@ -139,16 +140,59 @@ def seal(folder: Path) -> list[str]:
         if plain:
             executable = stat.S_ISDIR(mode) or mode & stat.S_IXUSR
             path.chmod(0o755 if executable else 0o644)
-    return removed
+    return removed + _remove_escaping_links(folder)
 
 
-def _link_stays_inside(link: Path, folder: Path) -> bool:
-    """True if symbolic link ``link`` is relative and names a path inside ``folder``."""
-    target = os.readlink(link)
-    if os.path.isabs(target):
-        return False
-    lexical = os.path.normpath(os.path.join(link.parent.relative_to(folder), target))
-    return lexical != ".." and not lexical.startswith("../")
+def _remove_escaping_links(folder: Path) -> list[str]:
+    """Remove every link of ``folder`` that does not lead inside it; again until none is left
+    (removing a link can leave another one that led through it dangling)."""
+    removed: list[str] = []
+    while True:
+        links = [p for p in _tree(folder) if p.is_symlink()]
+        bad = [p for p in links if not leads_inside(p, folder)]
+        if not bad:
+            return removed
+        for path in bad:
+            path.unlink()
+            removed.append(str(path.relative_to(folder)))
+
+
+def leads_inside(link: Path, folder: Path) -> bool:
+    """True if ``link`` (a path inside ``folder``) ends at a file or folder inside ``folder``.
+
+    The path is resolved one name at a time, as the kernel would, through any chain of links
+    at any depth, and every step must stay inside ``folder``: a link whose text is absolute, a
+    ``..`` above the folder, a loop (more than ``MAX_LINK_HOPS`` links), a name that does not
+    exist or a path through a file is refused. Nothing outside ``folder`` is ever looked at, so
+    the answer is the same wherever the folder is mounted.
+    """
+    done: list[str] = []  # resolved names (real folders) from ``folder`` down
+    todo = list(reversed(link.relative_to(folder).parts))
+    hops = 0
+    while todo:
+        name = todo.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            if not done:
+                return False
+            done.pop()
+            continue
+        try:
+            mode = folder.joinpath(*done, name).lstat().st_mode
+        except OSError:
+            return False
+        if stat.S_ISLNK(mode):
+            hops += 1
+            target = os.readlink(folder.joinpath(*done, name))
+            if hops > MAX_LINK_HOPS or os.path.isabs(target):
+                return False
+            todo.extend(reversed(target.split("/")))
+        elif stat.S_ISDIR(mode) or (stat.S_ISREG(mode) and not todo):
+            done.append(name)
+        else:
+            return False
+    return True
 
 
 def run_build(
@@ -221,7 +265,7 @@ def _tree(folder: Path) -> list[Path]:
 
 def _removed_note(removed: list[str]) -> str:
     listed = ", ".join(sorted(removed))
-    return f"removed from the built folder (special files, links leading out): {listed}\n"
+    return f"removed from the built folder (special files, links not leading inside): {listed}\n"
 
 
 def build_command(bot_dir: Path) -> list[str] | None:

@@ -15,7 +15,8 @@ from urllib.parse import unquote, urlsplit
 from flask import abort, request
 from flask_login import current_user
 
-from web.models import Match, MatchStatus, User
+from web.models import Match, User
+from web.services import sealing
 from web.services.users import user_for_token
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -99,13 +100,13 @@ def owns_bot(user: User | None, owner_id: int) -> bool:
 def owned_seats(user: User | None, match: Match) -> set[int]:
     """The seats of ``match`` whose private side ``user`` may see.
 
-    An admin sees every seat of a finished match (debug text, for support), but of a running
-    match only the seats of their own bots: nobody sees another player's hidden cards live.
+    An admin sees every seat of a finished, open match (debug text, for support), but of a
+    running or sealed match (``web.services.sealing``) only the seats of their own bots: nobody
+    sees another player's hidden cards while they are in play.
     """
     if user is None:
         return set()
-    finished = match.status == MatchStatus.FINISHED
-    everything = user.is_admin and finished
+    everything = user.is_admin and not sealing.hidden(match)
     return {s.seat for s in match.seats if everything or s.bot.owner_id == user.id}
 
 

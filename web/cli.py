@@ -159,6 +159,12 @@ def ladder_schedule() -> None:
 tournament_cli = click.Group("tournament", help="Tournaments played by the worker pool.")
 
 
+SEED_HELP = (
+    "Make the deals reproducible from this seed (then known in advance to whoever knows it); "
+    "default: secret random deals."
+)
+
+
 @tournament_cli.command("run")
 @click.option("--name", default="tournament")
 @click.option("--game", required=True)
@@ -173,7 +179,12 @@ tournament_cli = click.Group("tournament", help="Tournaments played by the worke
     help="A bot version id (repeat).",
 )
 @click.option("--tables", type=int, default=10, help="Tables to play (each in every rotation).")
-@click.option("--seed", type=int, default=0)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**64 - 1),
+    default=None,
+    help=SEED_HELP,
+)
 @click.option("--wait/--no-wait", default=False, help="Wait and print the standings.")
 def tournament_run(
     name: str,
@@ -182,7 +193,7 @@ def tournament_run(
     variant: str | None,
     versions: tuple[int, ...],
     tables: int,
-    seed: int,
+    seed: int | None,
     wait: bool,
 ) -> None:
     """Queue a round robin between bot versions; optionally wait for the standings."""
@@ -212,10 +223,15 @@ DEMO_OWNER = "demo"
 @click.command("demo")
 @click.option("--game", default="challenge", show_default=True, help="Game of the tournament.")
 @click.option("--tables", type=int, default=6, show_default=True, help="Tables to play.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**64 - 1),
+    default=None,
+    help=SEED_HELP,
+)
 @click.option("--wait/--no-wait", default=True, help="Wait and print the standings.")
 @click.option("--timeout", type=float, default=900.0, show_default=True, help="Seconds to wait.")
-def demo_command(game: str, tables: int, seed: int, wait: bool, timeout: float) -> None:
+def demo_command(game: str, tables: int, seed: int | None, wait: bool, timeout: float) -> None:
     """Register the sample bots of GAME and queue a round robin between them.
 
     The bots belong to the house account ``demo`` and also join GAME's default ladder. Running

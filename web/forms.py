@@ -60,4 +60,7 @@ class TournamentForm(FlaskForm):
         validators=[Optional(), Regexp(r"^[0-9, ]*$", message="numbers and commas only")],
     )
     tables = IntegerField("Tables", default=4, validators=[NumberRange(1, 500)])
-    seed = IntegerField("Seed", default=0, validators=[NumberRange(0, 2**31 - 1)])
+    seed = IntegerField(
+        "Seed (empty: secret random deals; a seed makes them reproducible and known in advance)",
+        validators=[Optional(), NumberRange(0, 2**64 - 1)],
+    )

@@ -11,7 +11,16 @@ from datetime import UTC, datetime
 from typing import Any
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
 from sqlalchemy import Enum as SAEnum
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -21,6 +30,23 @@ from web.extensions import db
 def utcnow() -> datetime:
     """The current time as naive UTC, the form every timestamp column holds."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+class Seed(TypeDecorator[int]):
+    """A 64-bit unsigned seed in a signed 64-bit column (two's complement), losslessly."""
+
+    impl = BigInteger
+    cache_ok = True
+
+    def process_bind_param(self, value: int | None, dialect: Any) -> int | None:
+        if value is None:
+            return None
+        if not 0 <= value < 2**64:
+            raise ValueError(f"a seed is 0 to 2**64 - 1, not {value}")
+        return value - 2**64 if value >= 2**63 else value
+
+    def process_result_value(self, value: int | None, dialect: Any) -> int | None:
+        return None if value is None else value % 2**64
 
 
 def _enum(cls: type[enum.Enum]) -> SAEnum:
@@ -203,7 +229,7 @@ class Tournament(db.Model):  # type: ignore[name-defined]
     game_config: Mapped[dict[str, Any]] = mapped_column(JSON)
     format: Mapped[str] = mapped_column(String(24), default="round-robin")
     rounds: Mapped[int] = mapped_column(default=1)
-    seed: Mapped[int] = mapped_column(default=0)
+    seed: Mapped[int | None] = mapped_column(Seed)  # None: secret random deals
     entries: Mapped[list[int]] = mapped_column(JSON, default=list)
     status: Mapped[TournamentStatus] = mapped_column(
         _enum(TournamentStatus), default=TournamentStatus.PENDING
@@ -224,7 +250,7 @@ class Match(db.Model):  # type: ignore[name-defined]
     ladder_id: Mapped[int | None] = mapped_column(ForeignKey("ladders.id"), index=True)
     tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"), index=True)
     game_config: Mapped[dict[str, Any]] = mapped_column(JSON)
-    seed: Mapped[int]
+    seed: Mapped[int] = mapped_column(Seed)
     mirror_group: Mapped[str | None] = mapped_column(String(40), index=True)
     rated: Mapped[bool] = mapped_column(default=True)
     status: Mapped[MatchStatus] = mapped_column(_enum(MatchStatus), default=MatchStatus.QUEUED)

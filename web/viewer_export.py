@@ -74,8 +74,12 @@ def standalone_html(replay: Replay, title: str | None = None) -> str:
     """The standalone page of ``replay``: every frame, all cards shown.
 
     The replay is embedded as given, debug and stderr text included: pass a finished match's
-    replay as the reader may see it.
+    replay as the reader may see it (``web.api.replays.served_bytes``). A replay without its
+    seed (as a running or sealed match is served) shows no hidden card, so it cannot be
+    exported: ``ValueError``.
     """
+    if replay.get("seed") is None or replay.get("live"):
+        raise ValueError("only a whole replay can be exported (this match is running or sealed)")
     spec = manifest()
     modules = {path: (VIEWER / path).read_text("utf-8") for path in spec["modules"]}
     template = (VIEWER / spec["template"]).read_text("utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,19 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+def _why_partial(data: bytes) -> str:
+    """Why the server sent no whole replay: the match is running, or its deal group sealed."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return "not a replay"
+    if isinstance(doc, dict) and doc.get("sealed"):
+        return f"sealed: {doc['sealed']}"
+    if isinstance(doc, dict) and doc.get("live"):
+        return f"the match is still {doc.get('status', 'being played')}"
+    return "is it still running?"
+
+
 def run(args: argparse.Namespace) -> int:
     server = server_url(args.server)
     try:
@@ -34,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena fetch: {exc}", file=sys.stderr)
         return 1
     except ReplayError as exc:
-        print(f"arena fetch: match {args.match_id}: {exc} (is it still running?)", file=sys.stderr)
+        print(f"arena fetch: match {args.match_id}: {exc} ({_why_partial(data)})", file=sys.stderr)
         return 1
     out = args.out or Path(f"match-{args.match_id}.json")
     write_replay(out, replay, indent=True)

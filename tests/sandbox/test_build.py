@@ -20,7 +20,7 @@ from arena.bots import load_bot
 from arena.games import make_game
 from arena.runner import run_match
 from sandbox.base import KIT_DIR, Limits, Sandbox
-from sandbox.build import build_copy, run_build, writable_copy
+from sandbox.build import build_copy, leads_inside, run_build, seal, writable_copy
 from tests.sandbox.conftest import REPO
 
 C_BOT = r"""
@@ -277,3 +277,85 @@ def test_a_build_that_changes_its_manifest_fails(bwrap_sandbox: Sandbox, open_di
     assert not result.ok
     assert "the build changed bot.toml, which it must leave as it was" in result.log
     assert not built.exists()
+
+
+# Each escaping link, by where it really leads: name -> link text, made in this order.
+ESCAPING = {
+    "d/x": "..",  # the folder itself: allowed on its own, but a step for the next one
+    "d/y": "x/../../../../../../../../etc/shadow",  # through d/x, then above the folder
+    "absolute": "/etc/hostname",
+    "climbing": "../../../etc/hostname",
+    "loop_a": "loop_b",
+    "loop_b": "loop_a",
+    "self": "self",
+    "dangling": "no-such-file",
+    "to_outside": "/tmp",
+    "link_to_link_out": "to_outside",
+    "through_dir_link/passwd": None,  # made below: a link inside a folder that is a link
+    "via_file": "lib/a.so.1/..",
+    "out_and_back": "../built/lib/a.so.1",
+}
+
+
+def _escaping_tree(folder: Path) -> None:
+    (folder / "lib").mkdir(parents=True)
+    (folder / "lib" / "a.so.1").write_text("code\n")
+    (folder / "d").mkdir()
+    for name, text in ESCAPING.items():
+        if text is not None:
+            os.symlink(text, folder / name)
+    os.symlink("../d/x/..", folder / "lib" / "up")  # the folder's parent
+    os.symlink("lib/up/etc", folder / "through_dir_link")  # a folder that is a link, out
+    # Legitimate links, which must survive: to a file, to a link to a file, through a folder
+    # link, to a folder, and the folder itself.
+    os.symlink("a.so.1", folder / "lib" / "a.so")
+    os.symlink("lib/a.so", folder / "chain_in")
+    os.symlink("lib", folder / "libdir")
+    os.symlink("libdir/a.so", folder / "via_dir_link")
+    os.symlink("d/x/lib/./a.so.1", folder / "via_root_link")
+
+
+KEPT_LINKS = ["chain_in", "d/x", "lib/a.so", "libdir", "via_dir_link", "via_root_link"]
+
+
+def test_a_link_is_judged_by_where_it_really_leads_through_any_chain(tmp_path: Path) -> None:
+    folder = tmp_path / "built"
+    _escaping_tree(folder)
+    removed = seal(folder)
+    expected = {n for n, t in ESCAPING.items() if t is not None and n != "d/x"}
+    expected |= {"lib/up", "through_dir_link", "d/y"}
+    assert set(removed) == expected
+    left = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_symlink())
+    assert left == KEPT_LINKS
+    for name in ["chain_in", "lib/a.so", "via_dir_link", "via_root_link"]:
+        assert (folder / name).read_text() == "code\n"
+    for name in left:  # what is left resolves, for real, inside the folder
+        assert Path(os.path.realpath(folder / name)).is_relative_to(folder.resolve())
+
+
+def test_leads_inside_refuses_each_way_out(tmp_path: Path) -> None:
+    folder = tmp_path / "built"
+    _escaping_tree(folder)
+    for name, text in ESCAPING.items():
+        if text is not None and name != "d/x":
+            assert not leads_inside(folder / name, folder), name
+    for name in KEPT_LINKS:
+        assert leads_inside(folder / name, folder), name
+
+
+def test_a_build_making_a_chain_of_links_to_the_host_loses_them(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    source = bot_folder(open_dir)
+    script = (
+        "mkdir d lib && echo code > lib/a.so.1 && ln -s a.so.1 lib/a.so && "
+        "ln -s .. d/x && ln -s x/../../../../../../../../etc/shadow d/y && "
+        "ln -s d/y shadow && ln -s lib/a.so inside"
+    )
+    built = open_dir / "built"
+    result = build_copy(bwrap_sandbox, source, built, ["sh", "-ec", script], timeout_s=30)
+    assert result.ok, result.log
+    assert "d/y, shadow" in result.log
+    assert not os.path.lexists(built / "d" / "y") and not os.path.lexists(built / "shadow")
+    assert (built / "inside").read_text() == "code\n"
+    assert os.path.islink(built / "d" / "x")  # the folder itself: inside

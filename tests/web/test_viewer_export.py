@@ -77,3 +77,13 @@ def test_text_from_the_replay_cannot_break_out_of_the_page() -> None:
     assert data["replay"]["steps"][0]["debug"] == "<!-- </script>"
     assert "<script>alert" not in page
     assert "<title>&lt;b&gt;mine&lt;/b&gt;</title>" in page
+
+
+def test_a_running_or_sealed_replay_cannot_be_exported() -> None:
+    """Served without its seed, a replay holds no hidden card to show: refused, clearly."""
+    whole = read_replay(GOLDEN / "svara.json")
+    live = {k: v for k, v in whole.items() if k not in ("seed", "result", "outcome")}
+    sealed = {**live, "live": True, "sealed": "the replay opens when the mirrored group finishes"}
+    for served in (live, sealed, {**whole, "live": True}):
+        with pytest.raises(ValueError, match="running or sealed"):
+            standalone_html(served)  # type: ignore[arg-type]

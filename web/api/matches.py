@@ -13,6 +13,7 @@ from web.api import schemas as s
 from web.api.present import match_json, tournament_json
 from web.extensions import db
 from web.models import Match, Tournament
+from web.services import sealing
 from web.services import tournaments as tournament_service
 
 blp = Blueprint("api_matches", __name__, description="Matches, replays and tournaments")
@@ -47,7 +48,8 @@ def matches(args: dict[str, Any]) -> dict[str, Any]:
         abort(404, description=f"no ladder {args['ladder']!r}")
     page = queries.matches(flt, args["page"], args["per_page"])
     slugs = queries.ladder_slugs()
-    data = [match_json(m, slugs.get(m.ladder_id or 0)) for m in page.items]
+    hidden = sealing.hidden_ids(page.items)
+    data = [match_json(m, slugs.get(m.ladder_id or 0), m.id in hidden) for m in page.items]
     return envelope(data, page.meta())
 
 
@@ -73,7 +75,8 @@ def replay(match_id: int) -> Response:
 
     A finished match's replay is whole; debug and stderr text are kept only in the steps of
     seats the reader owns. A running match gives public information only (no seed, no actions
-    of other seats).
+    of other seats). A match whose deal group (mirrored rotations, a tournament table) is still
+    being played is sealed: 403 for onlookers, the running form for its seats' owners.
     """
     found = db.session.get(Match, match_id)
     if found is None:
@@ -81,11 +84,13 @@ def replay(match_id: int) -> Response:
     reader = auth.reader()
     owned = auth.owned_seats(reader, found) if reader else set()
     try:
-        body = replays.served_bytes(found, owned)
+        served = replays.served_bytes(found, owned)
     except replays.NoReplay as exc:
         abort(404, description=str(exc))
-    response = Response(body, mimetype="application/json")
-    if replays.is_live(found):
+    except replays.Sealed as exc:
+        abort(403, description=str(exc))
+    response = Response(served.body, mimetype="application/json")
+    if served.live:
         response.headers["Cache-Control"] = "no-store"
     else:
         response.headers["Cache-Control"] = ("private, " if reader else "public, ") + IMMUTABLE
@@ -117,19 +122,17 @@ def frames(args: dict[str, Any], match_id: int) -> Response:
     seat = args.get("seat")
     owned = auth.owned_seats(auth.reader(), found)
     try:
-        body = replays.served_frames(found, seat, owned, frame_window(args))
+        served = replays.served_frames(found, seat, owned, frame_window(args))
     except replays.NoReplay as exc:
         abort(404, description=str(exc))
     except IndexError as exc:
         abort(404, description=str(exc))
-    except replays.NotYours as exc:
+    except (replays.NotYours, replays.Sealed) as exc:
         abort(403, description=str(exc))
     except Exception as exc:  # a replay the engine cannot re-play (its rules changed since)
         abort(409, description=f"the replay cannot be re-played: {exc}")
-    response = Response(body, mimetype="application/json")
-    response.headers["Cache-Control"] = (
-        "no-store" if replays.is_live(found) else "private, max-age=3600"
-    )
+    response = Response(served.body, mimetype="application/json")
+    response.headers["Cache-Control"] = "no-store" if served.live else "private, max-age=3600"
     return response
 
 

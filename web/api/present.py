@@ -7,7 +7,8 @@ from typing import Any
 from flask import url_for
 
 from web.api.queries import iso, score
-from web.models import Bot, BotVersion, Ladder, Match, MatchStatus, Rating, Tournament
+from web.models import Bot, BotVersion, Ladder, Match, Rating, Tournament
+from web.services import sealing
 
 
 def ladder_json(ladder: Ladder) -> dict[str, Any]:
@@ -68,9 +69,17 @@ def bot_json(
     }
 
 
-def match_json(match: Match, ladder_slug: str | None = None) -> dict[str, Any]:
-    """A match; its seed only once finished (the seed decides every hidden card)."""
-    finished = match.status == MatchStatus.FINISHED
+def match_json(
+    match: Match, ladder_slug: str | None = None, hidden: bool | None = None
+) -> dict[str, Any]:
+    """A match; its seed only once finished and unsealed (the seed decides every hidden card).
+
+    ``hidden`` is ``web.services.sealing.hidden(match)``, if the caller already knows it (lists
+    ask ``sealing.hidden_ids`` once for a whole page).
+    """
+    if hidden is None:
+        hidden = sealing.hidden(match)
+    grouped = bool(match.mirror_group) or match.tournament_id is not None
     return {
         "id": match.id,
         "kind": str(match.kind),
@@ -79,7 +88,8 @@ def match_json(match: Match, ladder_slug: str | None = None) -> dict[str, Any]:
         "ladder": ladder_slug,
         "tournament_id": match.tournament_id,
         "rated": match.rated,
-        "seed": match.seed if finished else None,
+        "seed": None if hidden else str(match.seed),
+        "sealed": sealing.explain(match) if hidden and grouped else None,
         "seats": [
             {
                 "seat": s.seat,
@@ -106,6 +116,8 @@ def tournament_json(tournament: Tournament, progress: dict[str, int]) -> dict[st
         "id": tournament.id,
         "name": tournament.name,
         "status": str(tournament.status),
+        "seed": None if tournament.seed is None else str(tournament.seed),
+        "reproducible": tournament.seed is not None,
         "game": dict(tournament.game_config),
         "entries": list(tournament.entries or []),
         "standings": list(tournament.standings or []),

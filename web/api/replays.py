@@ -1,10 +1,11 @@
-"""What of a match's replay each reader may see.
+"""What of a match's replay each reader may see: the only way the site serves a replay.
 
 A finished match is public: its whole replay (seed included) is served to anyone, except the
 debug and stderr text of each step, which only the owner of that seat (or an admin) reads. A
 running match is not: its seed, the actions of other seats and every full view would reveal
 hidden cards, so onlookers get public observations only and an owner additionally the
-observations of their own seats.
+observations of their own seats. A match whose deal group is sealed (``web.services.sealing``)
+is served to its seats' owners as if it were running, and to nobody else at all.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from arena import replay as replays
 from arena.games.base import State
 from web.models import Match, MatchStatus
+from web.services import sealing
 from web.storage import get_storage
 
 PRIVATE_STEP_KEYS = ("debug", "stderr")
@@ -37,6 +39,27 @@ class NotYours(PermissionError):
     """A reader asked for a seat's view of a running match that they do not own."""
 
 
+class Sealed(PermissionError):
+    """An onlooker asked for a match whose deal group is sealed (``web.services.sealing``)."""
+
+
+class Visibility(NamedTuple):
+    """How a match is served: ``live`` (hidden: as if running), and why it is ``sealed``."""
+
+    live: bool
+    sealed: str | None
+
+
+def visibility(match: Match, owned: set[int]) -> Visibility:
+    """How ``match`` is served to a reader owning ``owned`` seats; raises ``Sealed`` for an
+    onlooker (owning none of its seats) while its deal group is sealed."""
+    if sealing.group_pending(match):
+        if not owned:
+            raise Sealed(f"match {match.id} is sealed: {sealing.explain(match)}")
+        return Visibility(True, sealing.explain(match))
+    return Visibility(match.status != MatchStatus.FINISHED, None)
+
+
 def load(match: Match) -> dict[str, Any]:
     """The stored replay document of ``match`` (a partial one while it is running)."""
     if not match.replay_path:
@@ -52,11 +75,6 @@ def load(match: Match) -> dict[str, Any]:
     return doc
 
 
-def is_live(match: Match) -> bool:
-    """Whether the match may still change (and so its hidden cards must stay hidden)."""
-    return match.status != MatchStatus.FINISHED
-
-
 def step_for(step: dict[str, Any], owned: set[int], live: bool) -> dict[str, Any]:
     """One step as a reader owning ``owned`` seats may see it."""
     shown = dict(step)
@@ -69,14 +87,15 @@ def step_for(step: dict[str, Any], owned: set[int], live: bool) -> dict[str, Any
     return shown
 
 
-def replay_for(match: Match, doc: dict[str, Any], owned: set[int]) -> dict[str, Any]:
+def replay_for(
+    match: Match, doc: dict[str, Any], owned: set[int], seen: Visibility
+) -> dict[str, Any]:
     """The replay document served to a reader owning ``owned`` seats."""
-    live = is_live(match)
-    steps = [step_for(s, owned, live) for s in doc["steps"]]
-    if not live:
+    steps = [step_for(s, owned, seen.live) for s in doc["steps"]]
+    if not seen.live:
         return {**doc, "steps": steps}
     shown = {key: doc[key] for key in LIVE_HEADER if key in doc}
-    shown.update(live=True, status=str(match.status), steps=steps)
+    shown.update(live=True, status=str(match.status), sealed=seen.sealed, steps=steps)
     return shown
 
 
@@ -94,40 +113,52 @@ def _kept(key: tuple[str, int | None, frozenset[int]], make: Any) -> bytes:
     return body
 
 
-def served_bytes(match: Match, owned: set[int]) -> bytes:
+class Served(NamedTuple):
+    """A body to send, and whether it is hidden (may change: never to be cached)."""
+
+    body: bytes
+    live: bool
+
+
+def served_bytes(match: Match, owned: set[int]) -> Served:
     """The replay as served to a reader owning ``owned`` seats, as JSON bytes.
 
-    A finished match's replay never changes, so its most recent renderings are kept.
+    Raises ``Sealed`` for an onlooker of a sealed match. A finished, open match's replay never
+    changes, so its most recent renderings are kept.
     """
-    if is_live(match):
-        return orjson.dumps(replay_for(match, load(match), owned))
+    seen = visibility(match, owned)
+    if seen.live:
+        return Served(orjson.dumps(replay_for(match, load(match), owned, seen)), True)
     key = ("replay:" + (match.replay_path or ""), None, frozenset(owned))
-    return _kept(key, lambda: orjson.dumps(replay_for(match, load(match), owned)))
+    body = _kept(key, lambda: orjson.dumps(replay_for(match, load(match), owned, seen)))
+    return Served(body, False)
 
 
-def served_frames(match: Match, seat: int | None, owned: set[int], window: range) -> bytes:
+def served_frames(match: Match, seat: int | None, owned: set[int], window: range) -> Served:
     """The frames envelope (``{"data": {...}}``) of ``window`` as JSON bytes.
 
-    ``total`` counts every frame so far, so a reader knows what other windows to ask for. A
-    finished match never changes, so its windows' most recent renderings are kept.
+    ``total`` counts every frame so far, so a reader knows what other windows to ask for.
+    Raises ``Sealed`` for an onlooker of a sealed match. A finished, open match never changes,
+    so its windows' most recent renderings are kept.
     """
+    live = visibility(match, owned).live
 
     def make() -> bytes:
         doc = load(match)
-        shown = frames_for(match, doc, seat, owned, window)
+        shown = frames_for(match, doc, seat, owned, window, live)
         data = {
             "match_id": match.id,
             "seat": seat,
-            "live": is_live(match),
+            "live": live,
             "total": len(doc["steps"]) + 1,
             "frames": shown,
         }
         return orjson.dumps({"data": data})
 
-    if is_live(match):
-        return make()
+    if live:
+        return Served(make(), live)
     name = f"frames:{match.replay_path or ''}:{window.start}:{window.stop}"
-    return _kept((name, seat, frozenset(owned)), make)
+    return Served(_kept((name, seat, frozenset(owned)), make), live)
 
 
 def forget() -> None:
@@ -137,15 +168,19 @@ def forget() -> None:
 
 
 def frames_for(
-    match: Match, doc: dict[str, Any], seat: int | None, owned: set[int], window: range
+    match: Match,
+    doc: dict[str, Any],
+    seat: int | None,
+    owned: set[int],
+    window: range,
+    live: bool,
 ) -> list[dict[str, Any]]:
-    """The views of the frames in ``window``: everything (finished, no seat), one seat's, or
-    public only (running). Only the views asked for are built, and only inside the window."""
-    live = is_live(match)
+    """The views of the frames in ``window``: everything (open, no seat), one seat's, or public
+    only (``live``: hidden). Only the views asked for are built, and only inside the window."""
     if seat is not None and not 0 <= seat < len(match.seats):
         raise IndexError(f"match {match.id} has no seat {seat}")
     if live and seat is not None and seat not in owned:
-        raise NotYours(f"seat {seat} of running match {match.id} is not yours")
+        raise NotYours(f"seat {seat} of match {match.id} is not yours while it is hidden")
     steps = doc["steps"]
     shown = []
     # islice stops before re-playing the step after the window

@@ -214,7 +214,17 @@ class Match(Schema):
     ladder = fields.String(allow_none=True)
     tournament_id = fields.Integer(allow_none=True)
     rated = fields.Boolean(required=True)
-    seed = fields.Integer(allow_none=True, metadata={"description": "finished matches only"})
+    seed = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "decimal digits of the 64-bit seed (a string: JSON numbers lose "
+            "precision beyond 2**53); finished, unsealed matches only"
+        },
+    )
+    sealed = fields.String(
+        allow_none=True,
+        metadata={"description": "why the match is sealed (its deal group is still being played)"},
+    )
     seats = fields.List(fields.Nested(Seat), required=True)
     created_at = fields.String(allow_none=True)
     finished_at = fields.String(allow_none=True)
@@ -233,6 +243,17 @@ class Tournament(Schema):
     id = fields.Integer(required=True)
     name = fields.String(required=True)
     status = fields.String(required=True)
+    seed = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "the seed every deal follows from (decimal digits), if one was given; "
+            "null: every deal was drawn secretly at random"
+        },
+    )
+    reproducible = fields.Boolean(
+        required=True,
+        metadata={"description": "true: the deals follow from the seed, so are known in advance"},
+    )
     game = fields.Dict(required=True)
     entries = fields.List(fields.Integer())
     standings = fields.List(fields.Dict())
@@ -265,8 +286,12 @@ class ReplayDocument(Schema):
     game = fields.Dict(required=True)
     seats = fields.List(fields.Dict(), required=True)
     steps = fields.List(fields.Dict(), required=True)
-    seed = fields.Integer(metadata={"description": "finished matches only"})
-    result = fields.Dict(metadata={"description": "finished matches only"})
-    outcome = fields.Dict(metadata={"description": "finished matches only"})
-    final_hash = fields.String(metadata={"description": "finished matches only"})
-    live = fields.Boolean(metadata={"description": "true while the match is running"})
+    seed = fields.Integer(metadata={"description": "finished, unsealed matches only"})
+    result = fields.Dict(metadata={"description": "finished, unsealed matches only"})
+    outcome = fields.Dict(metadata={"description": "finished, unsealed matches only"})
+    final_hash = fields.String(metadata={"description": "finished, unsealed matches only"})
+    live = fields.Boolean(metadata={"description": "true while the match is running or sealed"})
+    sealed = fields.String(
+        allow_none=True,
+        metadata={"description": "why the match is sealed (served to its seats' owners only)"},
+    )

@@ -9,7 +9,6 @@ the claim's attempt number, so a match is rated exactly once however often it wa
 from __future__ import annotations
 
 import logging
-import random
 import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,8 +26,9 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import attempts
+from web.services import attempts, sealing
 from web.services.queue import send_match, send_match_after_commit
+from web.services.seeds import new_seed as new_seed  # ladders draw through here
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +38,6 @@ def worker_name() -> str:
     import os
 
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def new_seed() -> int:
-    return random.SystemRandom().randrange(2**31)
 
 
 def create_match(
@@ -225,6 +221,7 @@ def requeue(match_id: int) -> Match:
         raise LookupError(f"no match {match_id}")
     if match.status == MatchStatus.FINISHED:
         raise ValueError(f"match {match_id} is finished; it cannot be played again")
+    sealing.fresh_deal_if_opened(match)  # its deal may be public by now
     match.status = MatchStatus.QUEUED
     match.max_attempts = match.faults + int(current_app.config["MAX_ATTEMPTS"])
     match.lost_workers = 0

@@ -1,12 +1,18 @@
 """Tournaments on the server: a round robin of bot versions, played by the worker pool.
 
 Tables come from ``arena.matchmaking.round_robin_tables``; each table is played in every seat
-rotation on one seed (mirrored deals). Tournament matches are not rated on the ladders.
+rotation on one seed (mirrored deals), and its rotations form one deal group, sealed until all
+are played (``web.services.sealing``). Tournament matches are not rated on the ladders.
+
+Deal seeds are drawn from the operating system's CSPRNG, one per table, unless the tournament
+is given a seed: then they are derived from it, so the deals are reproducible, and known in
+advance to anyone who knows the seed (the tournament's page says so).
 """
 
 from __future__ import annotations
 
-import random
+import hashlib
+import uuid
 from collections import defaultdict
 from typing import Any
 
@@ -24,6 +30,7 @@ from web.models import (
     utcnow,
 )
 from web.services.matches import create_match
+from web.services.seeds import new_seed
 
 
 def create_tournament(
@@ -32,10 +39,14 @@ def create_tournament(
     version_ids: list[int],
     *,
     tables: int,
-    seed: int = 0,
+    seed: int | None = None,
     owner_id: int | None = None,
 ) -> Tournament:
-    """Create a tournament and queue all its matches. Commits."""
+    """Create a tournament and queue all its matches. Commits.
+
+    Without ``seed`` every table's deal is secret until played; with one, every deal follows
+    from it (reproducible, and known in advance to whoever knows the seed).
+    """
     versions = [db.session.get(BotVersion, vid) for vid in version_ids]
     missing = [vid for vid, v in zip(version_ids, versions, strict=True) if v is None]
     if missing:
@@ -52,9 +63,9 @@ def create_tournament(
     )
     db.session.add(tournament)
     db.session.flush()
-    rng = random.Random(seed)
-    for table in matchmaking.round_robin_tables(len(versions), players, tables):
-        deal_seed = rng.randrange(2**31)
+    for index, table in enumerate(matchmaking.round_robin_tables(len(versions), players, tables)):
+        deal_seed = new_seed() if seed is None else derived_seed(seed, index)
+        group = uuid.uuid4().hex
         for seating in matchmaking.mirrored_seatings(list(table)):
             create_match(
                 game_config,
@@ -62,10 +73,22 @@ def create_tournament(
                 seed=deal_seed,
                 kind=MatchKind.TOURNAMENT,
                 tournament_id=tournament.id,
+                mirror_group=group,
                 rated=False,
             )
     db.session.commit()
     return tournament
+
+
+def derived_seed(seed: int, table: int) -> int:
+    """Table ``table``'s deal seed in a reproducible tournament of seed ``seed`` (64 bits)."""
+    digest = hashlib.sha256(f"kozyri-arena-tournament:{seed}:{table}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def reproducible(tournament: Tournament) -> bool:
+    """Whether ``tournament``'s deals follow from a seed it was given (so are known in advance)."""
+    return tournament.seed is not None
 
 
 def progress(tournament: Tournament) -> dict[str, int]:

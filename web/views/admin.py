@@ -86,7 +86,7 @@ def start_tournament() -> ResponseReturnValue:
             ladder.game_config(),
             ids,
             tables=form.tables.data or 1,
-            seed=form.seed.data or 0,
+            seed=form.seed.data,
         )
     except (LookupError, ValueError) as exc:
         flash(str(exc), "error")

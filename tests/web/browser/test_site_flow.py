@@ -108,7 +108,8 @@ def test_upload_validate_play_and_watch_the_replay(
 
 
 def _play_ladder_matches(app: Flask, count: int) -> list[int]:
-    """Queue ladder matches as the scheduler does; wait until ``count`` are finished."""
+    """Queue ladder matches as the scheduler does; wait until ``count`` are finished with every
+    seat rotation of their deal (until then a match is sealed); their ids."""
     from sqlalchemy import select
 
     from web.extensions import db
@@ -119,13 +120,21 @@ def _play_ladder_matches(app: Flask, count: int) -> list[int]:
 
     def finished() -> list[int]:
         db.session.rollback()  # a fresh snapshot: the worker commits in another process
-        query = select(Match.id).where(
-            Match.kind == MatchKind.LADDER, Match.status == MatchStatus.FINISHED
+        query = select(Match.id, Match.mirror_group, Match.status).where(
+            Match.kind == MatchKind.LADDER
         )
-        ids = list(db.session.scalars(query.order_by(Match.id)))
+        groups: dict[Any, list[tuple[int, str]]] = {}
+        for match_id, group, status in db.session.execute(query):
+            groups.setdefault(group or match_id, []).append((match_id, status))
+        ids = sorted(
+            match_id
+            for members in groups.values()
+            if all(status == MatchStatus.FINISHED for _, status in members)
+            for match_id, _ in members
+        )
         return ids if len(ids) >= count else []
 
-    return wait_for(finished, 120, f"{count} ladder matches to be played")
+    return wait_for(finished, 300, f"{count} ladder matches and their rotations to be played")
 
 
 def _step_through_the_replay(page: Any, tmp_path: Path) -> None:

@@ -397,3 +397,26 @@ def test_a_long_replay_opens_at_once_and_jumps_to_its_end(page: Any, site: Fixtu
     assert page.locator(".rv-marks .tick.deal").count() == deals - 1
     assert all(0 < size <= 500 for size in window_sizes(site.requests))
     assert opened < 10, f"opening took {opened:.1f} s"
+
+
+def test_a_64_bit_seed_is_shown_copied_and_downloaded_whole(
+    page: Any, site: FixtureSite, tmp_path: Path
+) -> None:
+    """Seeds have 64 bits; a JavaScript number would round this one."""
+    seed = 2**64 - 987_654_321
+    game = make_game("svoi-kozyri", 2)
+    replay = record_builtin_match(
+        game.new_state(seed), [random_agent] * 2, ["a", "b"], agent_rng(seed), timed=False
+    )
+    open_viewer(page, site.add("wide-seed", replay))
+    assert str(seed) in page.inner_text(".rv-btn.seed")
+    page.click(".rv-btn.seed")
+    wait_until(
+        page, lambda: page.get_attribute(ROOT_SEL, "data-copied") == str(seed), "the seed copied"
+    )
+    with page.expect_download() as info:
+        page.click(".rv-btn.download")
+    saved = tmp_path / "wide.json"
+    info.value.save_as(saved)
+    assert str(seed) in info.value.suggested_filename
+    assert json.loads(saved.read_text())["seed"] == seed  # a number again, every digit kept

@@ -71,6 +71,21 @@ BAD_ARCHIVES: dict[str, tuple[Callable[[], bytes], str]] = {
         lambda: make_tar([(tar_entry("link", tarfile.SYMTYPE, "/etc/passwd"), None)]),
         "symbolic links",
     ),
+    "tar link chain": (  # each link innocent-looking on its own: d/y is refused by name
+        lambda: make_tar(
+            [
+                (tar_entry("d/x", tarfile.SYMTYPE, ".."), None),
+                (tar_entry("d/y", tarfile.SYMTYPE, "x/../../../../etc/shadow"), None),
+            ]
+        ),
+        "'d/x': symbolic links",
+    ),
+    "tar link inside": (  # even a link that stays inside: the archive is refused
+        lambda: make_tar(
+            [(tar_entry("bot.py"), b"x"), (tar_entry("a", tarfile.SYMTYPE, "bot.py"), None)]
+        ),
+        "'a': symbolic links",
+    ),
     "tar hardlink": (
         lambda: make_tar([(tar_entry("hard", tarfile.LNKTYPE, "/etc/passwd"), None)]),
         "hard links",

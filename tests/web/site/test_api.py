@@ -70,7 +70,7 @@ def test_match_filters(client: FlaskClient, world: World) -> None:
 
 
 def test_seed_is_given_once_the_match_is_over(client: FlaskClient, world: World) -> None:
-    assert client.get(f"/api/v1/matches/{world.finished.id}").get_json()["data"]["seed"] == 42
+    assert client.get(f"/api/v1/matches/{world.finished.id}").get_json()["data"]["seed"] == "42"
     assert client.get(f"/api/v1/matches/{world.running.id}").get_json()["data"]["seed"] is None
 
 

@@ -74,3 +74,38 @@ def test_pages_and_api_on_sqlite(sqlite_app: Flask) -> None:
     standings = client.get(f"/api/v1/ladders/{ladder.slug}").get_json()["data"]["standings"]
     assert [row["rank"] for row in standings] == [1, 2]
     assert all(len(row["trend"]) == 1 for row in standings)
+
+
+@pytest.mark.parametrize("seed", [0, 2**31, 2**63 - 1, 2**63, 2**64 - 1])
+def test_a_64_bit_seed_comes_back_whole_on_sqlite(sqlite_app: Flask, seed: int) -> None:
+    from sqlalchemy import select, text
+
+    from web.extensions import db
+    from web.models import Match, MatchStatus
+    from web.services import ladders
+
+    _admin, owner, other = _users()
+    ladder = ladders.get_or_create_ladder(GAME, players=2)
+    versions = [_bot(owner, "alice-bot")[1], _bot(other, "mallory-bot")[1]]
+    made = _match(ladder, versions, seed, MatchStatus.QUEUED)
+    db.session.commit()
+    db.session.expire_all()
+    assert db.session.get(Match, made.id).seed == seed
+    assert db.session.scalar(select(Match.id).where(Match.seed == seed)) == made.id
+    stored = db.session.execute(text("SELECT seed FROM matches")).scalar_one()
+    assert -(2**63) <= stored < 2**63  # a signed 64-bit integer in the column
+
+
+def test_a_seed_outside_64_bits_is_refused(sqlite_app: Flask) -> None:
+    from sqlalchemy.exc import StatementError
+
+    from web.extensions import db
+    from web.models import MatchStatus
+    from web.services import ladders
+
+    _admin, owner, other = _users()
+    ladder = ladders.get_or_create_ladder(GAME, players=2)
+    versions = [_bot(owner, "alice-bot")[1], _bot(other, "mallory-bot")[1]]
+    with pytest.raises(StatementError, match="a seed is 0 to 2\\*\\*64 - 1"):
+        _match(ladder, versions, 2**64, MatchStatus.QUEUED)
+    db.session.rollback()

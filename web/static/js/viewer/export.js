@@ -35,6 +35,18 @@ export function rewriteImports(path, source) {
   );
 }
 
+/**
+ * The replay as JSON, its ``seed`` written as a number again: a 64-bit seed is kept as its
+ * decimal digits while the viewer holds it (see ``parseReplay`` in source.js).
+ */
+export function replayJson(replay, indent) {
+  const whole = (key, value) =>
+    key === "seed" && typeof value === "string" && /^\d+$/.test(value) && JSON.rawJSON
+      ? JSON.rawJSON(value)
+      : value;
+  return JSON.stringify(replay, whole, indent);
+}
+
 /** JSON safe to put inside a script element. */
 export function scriptJson(value) {
   return JSON.stringify(value).replace(/</g, "\\u003c");

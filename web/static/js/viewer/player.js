@@ -5,7 +5,7 @@
 
 import { describe } from "./adapters/common.js";
 import { buildControls, buildHelp, buildPerspective, markScrubber } from "./controls.js";
-import { replayFileName, saveFile, standaloneHtml } from "./export.js";
+import { replayFileName, replayJson, saveFile, standaloneHtml } from "./export.js";
 import { MoveLog, stepDetails, stepText } from "./log.js";
 import { FrameStore } from "./frames.js";
 import { jumpTarget, marksAt } from "./marks.js";
@@ -443,7 +443,7 @@ export class Player {
   }
 
   download() {
-    const json = JSON.stringify(this.replay, null, 1);
+    const json = replayJson(this.replay, 1);
     saveFile(replayFileName(this.replay, "json"), json, "application/json");
   }
 

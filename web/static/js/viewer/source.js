@@ -13,7 +13,19 @@ export function normalise(frame, seat) {
   return { index: frame.index, event: frame.event ?? null, view, public: frame.public ?? view };
 }
 
-async function getJson(url) {
+/**
+ * A replay document with its ``seed`` whole. Seeds have 64 bits, more than a JavaScript number
+ * holds exactly, so a seed beyond 2**53 is kept as its decimal digits (a string); ``replayJson``
+ * (export.js) writes it back as a number.
+ */
+export function parseReplay(text) {
+  return JSON.parse(text, function keepSeed(key, value, context) {
+    if (key !== "seed" || typeof value !== "number" || Number.isSafeInteger(value)) return value;
+    return context?.source ?? /"seed"\s*:\s*(\d+)/.exec(text)?.[1] ?? value;
+  });
+}
+
+async function getText(url) {
   const response = await fetch(url, { credentials: "same-origin", cache: "no-cache" });
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;
@@ -24,7 +36,11 @@ async function getJson(url) {
     }
     throw new Error(message);
   }
-  return response.json();
+  return response.text();
+}
+
+async function getJson(url) {
+  return JSON.parse(await getText(url));
 }
 
 /** ``url`` with the seat (if any) and the window's query arguments. */
@@ -45,7 +61,7 @@ export class HttpSource {
 
   /** The replay document (a partial, public one while the match runs). */
   async replay() {
-    this.document = await getJson(this.replayUrl);
+    this.document = parseReplay(await getText(this.replayUrl));
     this.live = Boolean(this.document.live);
     return this.document;
   }
