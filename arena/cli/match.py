@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shlex
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -69,6 +70,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--replay", metavar="FILE", help="replay file (default: under ./replays/)")
     parser.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --replay FILE and its logs"
+    )
+    parser.add_argument(
         "--no-timeouts", action="store_true", help="wait for bots forever (to debug one)"
     )
     parser.add_argument(
@@ -96,7 +100,22 @@ def register(subparsers: Any) -> None:
         metavar="SEAT",
         help="save every line sent to and received from SEAT's bot (<replay>.seatN.wire.log)",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, intermixed=True)
+
+
+EXIT_OK, EXIT_REFUSED, EXIT_STRIKES, EXIT_FORFEIT = 0, 2, 3, 4
+"""Exit codes: every bot seat played cleanly; the command was refused before play (bad
+input, no sandbox, a failed build); a seat got a strike (timeout, illegal action, invalid
+output...) but finished; a seat forfeited (crash, init failure, too many strikes)."""
+
+
+def exit_code(outcome: MatchOutcome) -> int:
+    """``EXIT_FORFEIT`` if a seat forfeited, ``EXIT_STRIKES`` if one failed a move, else 0."""
+    if any(report.forfeited for report in outcome.seats):
+        return EXIT_FORFEIT
+    if any(report.status != "ok" or report.strikes for report in outcome.seats):
+        return EXIT_STRIKES
+    return EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,10 +125,11 @@ def run(args: argparse.Namespace) -> int:
         entrants = [load_entrant(spec) for spec in args.bots]
         if not entrants:
             raise ValueError("name at least one bot folder (or builtin:NAME)")
-        game = build_game(args) if args.players else _game_for(args, len(entrants))
+        game = _table(args, entrants)
+        path = replay_path(args, game.name)
     except (ManifestError, ConfigError, ReplayError, OSError, ValueError) as exc:
         print_error(console, exc)
-        return 2
+        return EXIT_REFUSED
     if repeated is not None:
         console.print(f"repeating {args.repeat}: seats were {', '.join(repeated)}")
     seats = [entrants[i % len(entrants)] for i in range(game.players)]
@@ -118,12 +138,12 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"[yellow]warning:[/] {bot.name} does not list {game.name} in bot.toml")
     sandbox = choose_sandbox(args.sandbox, console)
     if sandbox is None or (not args.no_build and not build_all(seats, console)):
-        return 2
+        return EXIT_REFUSED
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     console.print(
         f"[bold]{game.name}[/] {game.players} players, seed {seed}, sandbox {sandbox.name}"
     )
-    path = Path(args.replay or default_replay_path(game.name, seed))
+    path = path or unique_path(default_replay_path(game.name, seed))
     path.parent.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
         wire: dict[int, BinaryIO] = {
@@ -136,9 +156,43 @@ def run(args: argparse.Namespace) -> int:
     console.print(result_table(outcome))
     write_replay(path, outcome.replay)  # type: ignore[arg-type]
     report_files(console, outcome, path, sorted(wire))
-    again = f"arena match --repeat {path} {' '.join(args.bots)}"
+    again = repeat_command(args, path, sandbox.name)
     console.print(f"[dim]repeat this match: {escape(again)}[/]", soft_wrap=True)
-    return 0
+    return exit_code(outcome)
+
+
+def repeat_command(args: argparse.Namespace, replay: Path, sandbox: str) -> str:
+    """The command that plays this match again: the replay, the bots, every option that
+    changes how they play (the replay itself holds the game, parameters and seed)."""
+    words = ["arena", "match", "--repeat", str(replay), *args.bots, "--sandbox", sandbox]
+    defaults = {"init_time": 10.0, "move_time": 1.0, "bank": 30.0, "max_strikes": 3}
+    for key, default in defaults.items():
+        if getattr(args, key) != default:
+            words += [f"--{key.replace('_', '-')}", f"{getattr(args, key):g}"]
+    words += ["--no-timeouts"] if args.no_timeouts else []
+    words += ["--no-build"] if args.no_build else []
+    return shlex.join(words)
+
+
+def replay_path(args: argparse.Namespace, game: str) -> Path | None:
+    """``--replay FILE``, refused if it exists (unless ``--overwrite``); None for the default."""
+    if not args.replay:
+        return None
+    path = Path(args.replay)
+    if path.exists() and not args.overwrite:
+        raise ValueError(
+            f"{path} exists; name another --replay file, or pass --overwrite to replace it"
+        )
+    return path
+
+
+def unique_path(path: Path) -> Path:
+    """``path``, or ``<stem>-2.json``, ``-3``... when a file of that name is already there."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
 
 
 def report_files(console: Console, outcome: MatchOutcome, path: Path, wired: list[int]) -> None:
@@ -245,11 +299,25 @@ def load_entrant(spec: str) -> Entrant:
     return load_bot(spec)
 
 
-def _game_for(args: argparse.Namespace, bots: int) -> Game:
-    """The game with one seat per bot when that table size is allowed, else its default size."""
-    if bots > 1:
-        args.players = bots
-    return build_game(args)
+def _table(args: argparse.Namespace, entrants: list[Entrant]) -> Game:
+    """The game with one seat per bot (or ``--players``); a table the bots cannot fill is
+    refused with the bots that do not list the game named (a shell glob often catches them)."""
+    if not args.players and len(entrants) > 1:
+        args.players = len(entrants)
+    try:
+        return build_game(args)
+    except ConfigError as exc:
+        strangers = [
+            bot.name
+            for bot in entrants
+            if not isinstance(bot, BuiltinBot) and not bot.plays(args.game)
+        ]
+        if not strangers:
+            raise
+        raise ConfigError(
+            f"{exc}; of the bots given, {', '.join(strangers)} do not list {args.game} "
+            "in bot.toml: leave them out"
+        ) from exc
 
 
 def time_control(args: argparse.Namespace) -> TimeControl:
