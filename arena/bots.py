@@ -73,6 +73,37 @@ def load_bot(path: str | Path) -> BotManifest:
     return _parse(manifest, folder, data)
 
 
+FLUSH_HINTS = {
+    "python": 'print(line, flush=True), or run it unbuffered: run = ["python3", "-u", "bot.py"]',
+    "javascript": 'process.stdout.write(line + "\\n") each answer, and keep the process alive '
+    "while it waits for stdin (readline's 'line' events)",
+    "c": "fflush(stdout) after each line, or setvbuf(stdout, NULL, _IOLBF, 0) at the start",
+    "cpp": "std::cout << line << std::endl (endl flushes), or std::cout.flush()",
+    "rust": "std::io::stdout().flush() after each line when writing through a BufWriter",
+    "go": "w.Flush() after each line when writing through a bufio.Writer",
+    "java": "System.out.flush() after each println (or a PrintWriter with autoFlush)",
+    "node": 'process.stdout.write(line + "\\n") each answer, and keep the process alive '
+    "while it waits for stdin (readline's 'line' events)",
+    "perl": "$| = 1; at the top of the script",
+    "ruby": "$stdout.sync = true at the top, or $stdout.flush after each puts",
+    "php": "fflush(STDOUT) after each echo",
+    "lua": 'io.stdout:setvbuf("line") at the start, or io.stdout:flush() after each write',
+}
+"""How to flush stdout, per language (and per interpreter for ``other``)."""
+
+
+def flush_hint(bot: BotManifest) -> str:
+    """A hint for a bot that said nothing in time: its answers may be stuck in a buffer."""
+    head = Path(bot.run[0]).name if bot.run else ""
+    interpreter = re.sub(r"[\d.]+$", "", head)
+    how = FLUSH_HINTS.get(interpreter) or FLUSH_HINTS.get(bot.language)
+    advice = f": {how}" if how else " after each line"
+    return (
+        "if the bot did answer, its output may still sit in a buffer: stdout to a pipe is "
+        f"block-buffered in most languages, so flush it{advice}"
+    )
+
+
 def build_bot(bot: BotManifest, timeout_s: float = 300.0) -> str:
     """Run the bot's ``build`` command in its folder, on this machine; return its output.
 

@@ -20,8 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.agents import AGENTS
-from arena.bots import BuildError, ManifestError, build_bot, load_bot
-from arena.cli.errors import print_error
+from arena.bots import BuildError, ManifestError, build_bot, flush_hint, load_bot
+from arena.cli.errors import fitted, print_error, uncut
 from arena.cli.play import build_game
 from arena.games.base import ConfigError, Game, State
 from arena.render import action_text, seat_label
@@ -153,9 +153,9 @@ def run(args: argparse.Namespace) -> int:
         }
         play = Play(game, seats, seed, sandbox, time_control(args), wire)
         outcome = play.run(console, quiet=args.quiet, verbose=args.verbose)
-    console.print(result_table(outcome))
+    console.print(fitted(console, result_table(outcome), "think s", "CPU s", "seat"))
     write_replay(path, outcome.replay)  # type: ignore[arg-type]
-    report_files(console, outcome, path, sorted(wire))
+    report_files(console, outcome, path, sorted(wire), seats)
     again = repeat_command(args, path, sandbox.name)
     console.print(f"[dim]repeat this match: {escape(again)}[/]", soft_wrap=True)
     return exit_code(outcome)
@@ -195,12 +195,15 @@ def unique_path(path: Path) -> Path:
     return candidate
 
 
-def report_files(console: Console, outcome: MatchOutcome, path: Path, wired: list[int]) -> None:
+def report_files(
+    console: Console, outcome: MatchOutcome, path: Path, wired: list[int], seats: list[Entrant]
+) -> None:
     """Explain each failed seat, save the stderr logs, and say where every file is."""
     logs = write_stderr_logs(outcome, path)
     for seat, report in enumerate(outcome.seats):
         if report.status != "ok" or report.message:
-            console.print(failure_report(seat, report, logs.get(seat)))
+            hint = failure_hint(report, seats[seat])
+            console.print(failure_report(seat, report, logs.get(seat), hint))
     console.print(f"replay: {path}   (arena replay {path})")
     for seat, log in logs.items():
         console.print(f"stderr of seat {seat}: {log}")
@@ -243,15 +246,17 @@ CRASH_TAIL_LINES = 20
 """Lines of stderr shown for a crashed bot (the whole log is saved beside the replay)."""
 
 
-def failure_report(seat: int, report: SeatReport, log: Path | None) -> Panel:
-    """A seat that failed: the status and what it means, the message, and for a crash the
-    end of its stderr (usually the traceback)."""
+def failure_report(seat: int, report: SeatReport, log: Path | None, hint: str | None) -> Panel:
+    """A seat that failed: the real cause first, what its status means, a hint for the usual
+    mistake behind it, and for a crash the end of its stderr (usually the traceback)."""
     status = report.status.value
-    lines = [f"[bold]{status}[/]" + (" (forfeit)" if report.forfeited else "")]
-    if status in FAILURE_HELP:
-        lines[0] += f": {FAILURE_HELP[status]}"
-    if report.message:
+    lines = [headline(report)]
+    if report.message and not _cause_first(report):
         lines.append(f"referee: {escape(report.message)}")
+    elif report.message and status in FAILURE_HELP:
+        lines.append(f"({status}: {FAILURE_HELP[status]})")
+    if hint:
+        lines.append(f"hint: {escape(hint)}")
     if status in ("crash", "init_failure") or (status != "ok" and report.stderr):
         tail = report.stderr.rstrip().splitlines()[-CRASH_TAIL_LINES:]
         lines.append("stderr (last lines):" if tail else "stderr: (empty)")
@@ -260,6 +265,32 @@ def failure_report(seat: int, report: SeatReport, log: Path | None) -> Panel:
         lines.append(f"whole stderr: {log}")
     style = "red" if report.forfeited else "yellow"
     return Panel("\n".join(lines), title=f"seat {seat}: {report.name}", border_style=style)
+
+
+def _cause_first(report: SeatReport) -> bool:
+    """A bot that did not start: the referee's words (``command not found: 'ruby'``) are the
+    cause; the status's general meaning comes after them."""
+    return report.status == "init_failure" and bool(report.message)
+
+
+def headline(report: SeatReport) -> str:
+    status = report.status.value
+    first = f"[bold]{status}[/]" + (" (forfeit)" if report.forfeited else "")
+    if _cause_first(report):
+        return f"{first}: {escape(report.message or '')}"
+    return f"{first}: {FAILURE_HELP[status]}" if status in FAILURE_HELP else first
+
+
+def failure_hint(report: SeatReport, bot: Entrant) -> str | None:
+    """The usual mistake behind a failure: a program missing from the sandbox, or answers
+    left in an unflushed stdout buffer."""
+    message = report.message or ""
+    if "command not found" in message or "No such file" in message:
+        return "`arena runtimes` lists the interpreters and compilers each sandbox has"
+    silent = report.status == "timeout" or "(timeout)" in message
+    if silent and not isinstance(bot, BuiltinBot):
+        return flush_hint(bot)
+    return None
 
 
 def write_stderr_logs(outcome: MatchOutcome, replay: Path) -> dict[int, Path]:
@@ -436,11 +467,11 @@ def result_table(outcome: MatchOutcome) -> Table:
         table.add_row(
             str(outcome.result.ranking[i]),
             str(i),
-            report.name + (f" ({report.self_name})" if report.self_name else ""),
+            report.name + (f"\n({report.self_name})" if report.self_name else ""),
             f"{outcome.result.scores[i]:g}",
             f"[{style}]{status}[/]",
             str(report.strikes),
             "-" if report.cpu_s is None else f"{report.cpu_s:.2f}",
             f"{report.think_s:.2f}",
         )
-    return table
+    return uncut(table, "bot")

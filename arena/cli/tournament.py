@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.bots import load_bot
-from arena.cli.errors import print_error
+from arena.cli.errors import fitted, print_error, uncut
 from arena.cli.match import build_all, load_entrant
 from arena.games.base import GameError
 from arena.runner import SeatStatus
@@ -91,9 +92,10 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows = _play(tournament, err)
     console = Console()
-    if not console.is_terminal:  # a pipe or a file: no terminal width to respect
+    if not console.is_terminal and "COLUMNS" not in os.environ:  # a pipe or a file: no width
         console = Console(width=160)
-    console.print(standings_table(rows, tournament.players))
+    table = standings_table(rows, tournament.players)
+    console.print(fitted(console, table, "mu", "sigma", "avg", "played"))
     summary = tournament.write_summary()
     err.print(f"replays and summary in {out} (again: arena tournament --again {summary})")
     return 0
@@ -181,11 +183,10 @@ def standings_table(rows: list[Standing], players: int) -> Table:
     """The standings as a rich table: places read 1st/2nd/..., errors count per seat status."""
     table = Table(title="Standings")
     places_heading = "/".join(_ordinal(p) for p in range(1, players + 1))
-    longest = max((len(row.name) for row in rows), default=3)
     table.add_column("#", justify="right")
-    table.add_column("bot", no_wrap=True, min_width=min(longest, 40))
+    table.add_column("bot")
     for heading in ("rating", "mu", "sigma", "played", places_heading, "avg", "points"):
-        table.add_column(heading, justify="right", no_wrap=True)
+        table.add_column(heading, justify="right")
     table.add_column("errors")
     for rank, row in enumerate(rows, start=1):
         places = "/".join(str(row.places[i]) for i in range(min(players, len(row.places))))
@@ -202,7 +203,7 @@ def standings_table(rows: list[Standing], players: int) -> Table:
             f"{row.points:g}",
             errors or "-",
         )
-    return table
+    return uncut(table, "bot")
 
 
 def _ordinal(n: int) -> str:

@@ -149,3 +149,34 @@ def test_a_glob_that_catches_other_games_bots_is_explained(
     assert arena_match("svoi-kozyri", *bots) == EXIT_REFUSED
     out = capsys.readouterr().out
     assert "svoi-kozyri-tricks-heuristic, svoi-kozyri-tricks-random do not list svoi-kozyri" in out
+
+
+def test_a_bot_that_never_flushes_gets_a_hint_for_its_language(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unflushed = str(SAMPLES / "broken" / "unflushed")
+    argv = ["challenge", unflushed, "builtin:greedy", "--init-time", "1"]
+    argv += ["--replay", str(tmp_path / "m.json")]
+    assert arena_match(*argv) == EXIT_FORFEIT
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "init_failure (forfeit): no ready after hello (timeout)" in out
+    assert "output may still sit in a buffer" in out
+    assert 'print(line, flush=True), or run it unbuffered: run = ["python3", "-u", "bot.py"]' in out
+
+
+def test_a_missing_interpreter_is_the_headline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bot = tmp_path / "rb"
+    bot.mkdir()
+    (bot / "bot.toml").write_text(
+        'name = "rb"\ngames = ["challenge"]\nlanguage = "other"\n'
+        'run = ["kozyri-no-such-ruby", "bot.rb"]\n'
+    )
+    argv = ["challenge", str(bot), "builtin:greedy", "--replay", str(tmp_path / "m.json")]
+    assert arena_match(*argv) == EXIT_FORFEIT
+    out = capsys.readouterr().out
+    first = next(line for line in out.splitlines() if "init_failure (forfeit):" in line)
+    assert "could not start: command not found: 'kozyri-no-such-ruby'" in first
+    assert "no valid ready within the init time" not in first
+    assert "arena runtimes" in out
