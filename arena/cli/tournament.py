@@ -15,7 +15,8 @@ from rich.table import Table
 
 from arena.bots import load_bot
 from arena.cli.errors import fitted, print_error, uncut
-from arena.cli.match import build_all, load_entrant
+from arena.cli.match import build_all, load_entrant, unique_path
+from arena.games import game_class
 from arena.games.base import GameError
 from arena.runner import SeatStatus
 from arena.tournament import (
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out
     try:
         spec = _spec(args)
-        out = out or Path("tournaments") / f"{spec.game}-{spec.seed}"
+        out = _out_folder(out, spec)
         tournament = Tournament(spec, entry_names(spec.bots), out, jobs=max(1, args.jobs))
         warnings = tournament.check()
     except (ValueError, GameError, SandboxError) as exc:
@@ -97,8 +98,20 @@ def run(args: argparse.Namespace) -> int:
     table = standings_table(rows, tournament.players)
     console.print(fitted(console, table, "mu", "sigma", "avg", "played"))
     summary = tournament.write_summary()
-    err.print(f"replays and summary in {out} (again: arena tournament --again {summary})")
+    err.print(
+        f"replays and summary in {out} (again: arena tournament --again {summary})", soft_wrap=True
+    )
     return 0
+
+
+def _out_folder(given: Path | None, spec: TournamentSpec) -> Path:
+    """``--out``, refused if it holds a tournament already; by default a fresh folder
+    ``tournaments/<game>-<seed>`` (``-2``, ``-3``... when that one is taken)."""
+    if given is None:
+        return unique_path(Path("tournaments") / f"{spec.game}-{spec.seed}")
+    if given.exists() and any(given.iterdir()):
+        raise ValueError(f"{given} is not empty; name another --out folder (or delete it)")
+    return given
 
 
 def _spec(args: argparse.Namespace) -> TournamentSpec:
@@ -120,12 +133,25 @@ def _spec(args: argparse.Namespace) -> TournamentSpec:
         matches=args.matches,
         mirrored=args.mirrored,
         seed=args.seed,
-        players=args.players,
+        players=args.players or _table_for(args.game, len(bots)),
         variant=args.variant,
         params=dict(_param(p) for p in args.param),
         sandbox=sandbox,
         timeouts=not args.no_timeouts,
     )
+
+
+def _table_for(game: str, bots: int) -> int | None:
+    """Without ``--players``: the game's default table, or one seat per bot when there are
+    fewer bots than that and the game allows such a table (None: the game's default)."""
+    try:
+        spec = game_class(game).spec
+    except (ModuleNotFoundError, GameError):
+        return None  # the game's own check names the problem
+    if spec.min_players <= bots < spec.default_players:
+        Console(stderr=True).print(f"{bots} bots: tables of {bots} (--players to change)")
+        return bots
+    return None
 
 
 def _param(text: str) -> tuple[str, Any]:
