@@ -180,3 +180,14 @@ def test_a_missing_interpreter_is_the_headline(
     assert "could not start: command not found: 'kozyri-no-such-ruby'" in first
     assert "no valid ready within the init time" not in first
     assert "arena runtimes" in out
+
+
+def test_the_random_samples_play_a_seeded_match_the_same_way_twice(tmp_path: Path) -> None:
+    bots = [str(SAMPLES / "python" / f"kozyr-boys-{k}") for k in ("random", "random", "heuristic")]
+    for name in ("a.json", "b.json"):
+        assert (
+            arena_match("kozyr-boys", *bots, "--seed", "3", "--replay", str(tmp_path / name)) == 0
+        )
+    a, b = read_replay(tmp_path / "a.json"), read_replay(tmp_path / "b.json")
+    assert [s["action"] for s in a["steps"]] == [s["action"] for s in b["steps"]]
+    assert a["final_hash"] == b["final_hash"]
