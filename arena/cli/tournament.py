@@ -72,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="TOURNAMENT_JSON",
         help="play the tournament of a tournament.json again (--sandbox may override)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, intermixed=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -41,3 +41,10 @@ def test_an_out_folder_with_files_is_refused(
     assert main([*argv, "--sandbox", "none", "--out", str(tmp_path)]) == 2
     assert f"{tmp_path} is not empty" in capsys.readouterr().err
     assert (tmp_path / "mine.txt").read_text() == "keep me"
+
+
+def test_options_may_stand_between_the_bots(tmp_path: Path) -> None:
+    argv = ["tournament", "challenge", "builtin:random", "--no-build", "builtin:greedy",
+            "--matches", "2", "--sandbox", "none", "--out", str(tmp_path / "t")]  # fmt: skip
+    assert main(argv) == 0
+    assert (tmp_path / "t" / "tournament.json").is_file()
