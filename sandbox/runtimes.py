@@ -150,8 +150,19 @@ def list_runtimes(backend: str) -> tuple[Found, ...]:
         raise SandboxUnavailable(f"sandbox {backend!r} is not available here: {reason}")
     found = parse_probe(_docker_probe() if backend == "docker" else _host_probe())
     if backend == "bwrap":
-        found = _running_under_bwrap(found)
+        found = _running_under_bwrap([_system_python(item) for item in found])
     return tuple(found)
+
+
+def _system_python(item: Found) -> Found:
+    """Under bubblewrap ``python3`` is always ``/usr/bin/python3`` (see ``bwrap_world``)."""
+    system = "/usr/bin/python3"
+    if item.command != "python3" or not os.path.exists(system) or item.path == system:
+        return item
+    done = subprocess.run(
+        [system, "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False
+    )
+    return Found(item.command, item.language, item.kind, system, done.stdout.strip())
 
 
 def _running_under_bwrap(found: list[Found]) -> list[Found]:

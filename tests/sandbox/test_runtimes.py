@@ -63,6 +63,9 @@ def test_bwrap_lists_the_usual_runtimes_and_none_the_host_lacks(bwrap_sandbox: S
     listed = commands("bwrap")
     assert {"python3", "node", "sh"} <= set(listed)
     assert set(listed) <= set(commands("none"))
+    python = next(item for item in list_runtimes("bwrap") if item.command == "python3")
+    if os.path.exists("/usr/bin/python3"):  # the one a bot's python3 means there
+        assert python.path == "/usr/bin/python3" and python.version.startswith("Python 3.")
 
 
 def test_the_docker_image_lists_python_and_node(docker_sandbox: Sandbox) -> None:
