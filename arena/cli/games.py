@@ -9,7 +9,8 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from arena.cli.errors import print_error, uncut
+from arena.cli.errors import print_error
+from arena.cli.tables import uncut
 from arena.games import game_class, names
 from arena.games.base import JSON, ConfigError, GameSpec
 

@@ -21,8 +21,9 @@ from rich.text import Text
 
 from arena.agents import AGENTS
 from arena.bots import BuildError, ManifestError, build_bot, flush_hint, load_bot
-from arena.cli.errors import fitted, print_error, uncut
+from arena.cli.errors import print_error
 from arena.cli.play import build_game
+from arena.cli.tables import fitted, uncut
 from arena.games.base import ConfigError, Game, State
 from arena.render import action_text, seat_label
 from arena.replay import ReplayError, Step, read_replay, write_replay
@@ -38,6 +39,13 @@ from arena.runner import (
 from sandbox import BACKENDS, Sandbox, SandboxError, default_sandbox_name, get_sandbox
 
 BUILTIN_PREFIX = "builtin:"
+TIME_DEFAULTS: dict[str, float] = {
+    "init_time": 10.0,
+    "move_time": 1.0,
+    "bank": 30.0,
+    "max_strikes": 3,
+}
+"""The time options' defaults; ``repeat_command`` repeats only the options that differ."""
 
 
 def register(subparsers: Any) -> None:
@@ -75,18 +83,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--no-timeouts", action="store_true", help="wait for bots forever (to debug one)"
     )
-    parser.add_argument(
-        "--init-time", type=float, default=10.0, metavar="S", help="seconds to say ready (10)"
-    )
-    parser.add_argument(
-        "--move-time", type=float, default=1.0, metavar="S", help="free seconds per move (1)"
-    )
-    parser.add_argument(
-        "--bank", type=float, default=30.0, metavar="S", help="match time bank in seconds (30)"
-    )
-    parser.add_argument(
-        "--max-strikes", type=int, default=3, metavar="K", help="strikes before a forfeit (3)"
-    )
+    parser.add_argument("--init-time", type=float, metavar="S", help="seconds to say ready (10)")
+    parser.add_argument("--move-time", type=float, metavar="S", help="free seconds per move (1)")
+    parser.add_argument("--bank", type=float, metavar="S", help="match time bank in seconds (30)")
+    parser.add_argument("--max-strikes", type=int, metavar="K", help="strikes before a forfeit (3)")
     parser.add_argument("--no-build", action="store_true", help="skip the bots' build commands")
     parser.add_argument("--quiet", action="store_true", help="no live progress")
     parser.add_argument(
@@ -100,7 +100,7 @@ def register(subparsers: Any) -> None:
         metavar="SEAT",
         help="save every line sent to and received from SEAT's bot (<replay>.seatN.wire.log)",
     )
-    parser.set_defaults(func=run, intermixed=True)
+    parser.set_defaults(func=run, intermixed=True, **TIME_DEFAULTS)
 
 
 EXIT_OK, EXIT_REFUSED, EXIT_STRIKES, EXIT_FORFEIT = 0, 2, 3, 4
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         if not entrants:
             raise ValueError("name at least one bot folder (or builtin:NAME)")
         game = _table(args, entrants)
-        path = replay_path(args, game.name)
+        path = replay_path(args)
     except (ManifestError, ConfigError, ReplayError, OSError, ValueError) as exc:
         print_error(console, exc)
         return EXIT_REFUSED
@@ -165,8 +165,7 @@ def repeat_command(args: argparse.Namespace, replay: Path, sandbox: str) -> str:
     """The command that plays this match again: the replay, the bots, every option that
     changes how they play (the replay itself holds the game, parameters and seed)."""
     words = ["arena", "match", "--repeat", str(replay), *args.bots, "--sandbox", sandbox]
-    defaults = {"init_time": 10.0, "move_time": 1.0, "bank": 30.0, "max_strikes": 3}
-    for key, default in defaults.items():
+    for key, default in TIME_DEFAULTS.items():
         if getattr(args, key) != default:
             words += [f"--{key.replace('_', '-')}", f"{getattr(args, key):g}"]
     words += ["--no-timeouts"] if args.no_timeouts else []
@@ -174,7 +173,7 @@ def repeat_command(args: argparse.Namespace, replay: Path, sandbox: str) -> str:
     return shlex.join(words)
 
 
-def replay_path(args: argparse.Namespace, game: str) -> Path | None:
+def replay_path(args: argparse.Namespace) -> Path | None:
     """``--replay FILE``, refused if it exists (unless ``--overwrite``); None for the default."""
     if not args.replay:
         return None

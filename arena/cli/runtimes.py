@@ -9,7 +9,8 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from arena.cli.errors import print_error, uncut
+from arena.cli.errors import print_error
+from arena.cli.tables import uncut
 from sandbox import BACKENDS, SandboxError
 from sandbox.runtimes import Found, list_runtimes, runtimes_json
 

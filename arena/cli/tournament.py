@@ -14,8 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from arena.bots import load_bot
-from arena.cli.errors import fitted, print_error, uncut
+from arena.cli.errors import print_error
 from arena.cli.match import build_all, load_entrant, unique_path
+from arena.cli.tables import fitted, uncut
 from arena.games import game_class
 from arena.games.base import GameError
 from arena.runner import SeatStatus
