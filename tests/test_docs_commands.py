@@ -169,6 +169,7 @@ ALL = [command for document in DOCUMENTS for command in commands_of(document)]
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # a document's tournaments take minutes on a loaded machine
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
 def test_every_command_of_a_document_runs_as_written(document: Path, tmp_path: Path) -> None:
     work = scratch_copy(tmp_path)
