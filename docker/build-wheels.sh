@@ -22,7 +22,7 @@ with open(sys.argv[1], "rb") as f:
     print("\n".join(tomllib.load(f)["project"]["dependencies"]))
 PY
 # async-timeout: redis needs it on Python < 3.11.3 (Debian bookworm has 3.11.2), a marker the
-# host's newer 3.11 would skip.
-"$PY" -m pip wheel -q --wheel-dir "$OUT" pip setuptools wheel "async-timeout>=4.0.3" \
+# host's newer 3.11 would skip. setuptools 77 reads pyproject's SPDX license string.
+"$PY" -m pip wheel -q --wheel-dir "$OUT" pip "setuptools>=77" wheel "async-timeout>=4.0.3" \
     -r "$REQS" -r "$ROOT/docker/requirements.txt" 2>&1 | grep -v "^WARNING: Location" >&2 || true
 echo "wheels in $OUT: $(ls "$OUT" | wc -l)"

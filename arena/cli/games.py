@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from arena.cli.errors import print_error
+from arena.cli.tables import uncut
 from arena.games import game_class, names
 from arena.games.base import JSON, ConfigError, GameSpec
 
@@ -49,7 +50,7 @@ def overview(console: Console) -> None:
             continue
         players = f"{spec.players_text()}{_default_players(spec)}"
         table.add_row(name, spec.title, players, ", ".join(spec.variants) or "—")
-    console.print(table)
+    console.print(uncut(table, "game"))
 
 
 def _default_players(spec: GameSpec) -> str:
@@ -68,14 +69,14 @@ def detail(console: Console, spec: GameSpec) -> None:
     for p in info["params"]:
         default = orjson.dumps(p["default"]).decode()
         params.add_row(p["name"], p["kind"], default, bounds(p), p["doc"])
-    console.print(params)
+    console.print(uncut(params, "name"))
     variants = Table(title="Variants", header_style="bold")
     variants.add_column("variant")
     variants.add_column("settings")
     for name, settings in info["variants"].items():
         mark = " (default)" if name == spec.default_variant else ""
         variants.add_row(name + mark, orjson.dumps(settings).decode())
-    console.print(variants)
+    console.print(uncut(variants, "variant"))
 
 
 def as_json(game: str | None) -> JSON:

@@ -2,7 +2,9 @@
 
 Each subcommand lives in its own module ``arena.cli.<name>`` exposing
 ``register(subparsers) -> None``, which adds its parser and sets ``func`` (taking the parsed
-arguments and returning an exit code).
+arguments and returning an exit code). A subcommand whose parser sets the default
+``intermixed=True`` takes its options anywhere among its positional arguments
+(``arena match GAME BOT --no-build BOT``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ COMMANDS = (
     "submit",
     "fetch",
     "up",
+    "runtimes",
 )
 
 
@@ -44,9 +47,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The parsed arguments; options may sit between the bots of an intermixed subcommand."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    sub = _subparser(parser, words[0]) if words else None
+    if sub is None or not sub.get_default("intermixed"):
+        return parser.parse_args(words)
+    args = sub.parse_intermixed_args(words[1:])
+    args.command = words[0]
+    return args
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser | None:
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if isinstance(action, argparse._SubParsersAction):
+            found: argparse.ArgumentParser | None = action.choices.get(name)
+            return found
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(parser, argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

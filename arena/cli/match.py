@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shlex
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -19,9 +20,10 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.agents import AGENTS
-from arena.bots import BuildError, ManifestError, build_bot, load_bot
+from arena.bots import BuildError, ManifestError, build_bot, flush_hint, load_bot
 from arena.cli.errors import print_error
 from arena.cli.play import build_game
+from arena.cli.tables import fitted, uncut
 from arena.games.base import ConfigError, Game, State
 from arena.render import action_text, seat_label
 from arena.replay import ReplayError, Step, read_replay, write_replay
@@ -37,6 +39,13 @@ from arena.runner import (
 from sandbox import BACKENDS, Sandbox, SandboxError, default_sandbox_name, get_sandbox
 
 BUILTIN_PREFIX = "builtin:"
+TIME_DEFAULTS: dict[str, float] = {
+    "init_time": 10.0,
+    "move_time": 1.0,
+    "bank": 30.0,
+    "max_strikes": 3,
+}
+"""The time options' defaults; ``repeat_command`` repeats only the options that differ."""
 
 
 def register(subparsers: Any) -> None:
@@ -69,20 +78,15 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--replay", metavar="FILE", help="replay file (default: under ./replays/)")
     parser.add_argument(
+        "--overwrite", action="store_true", help="replace an existing --replay FILE and its logs"
+    )
+    parser.add_argument(
         "--no-timeouts", action="store_true", help="wait for bots forever (to debug one)"
     )
-    parser.add_argument(
-        "--init-time", type=float, default=10.0, metavar="S", help="seconds to say ready (10)"
-    )
-    parser.add_argument(
-        "--move-time", type=float, default=1.0, metavar="S", help="free seconds per move (1)"
-    )
-    parser.add_argument(
-        "--bank", type=float, default=30.0, metavar="S", help="match time bank in seconds (30)"
-    )
-    parser.add_argument(
-        "--max-strikes", type=int, default=3, metavar="K", help="strikes before a forfeit (3)"
-    )
+    parser.add_argument("--init-time", type=float, metavar="S", help="seconds to say ready (10)")
+    parser.add_argument("--move-time", type=float, metavar="S", help="free seconds per move (1)")
+    parser.add_argument("--bank", type=float, metavar="S", help="match time bank in seconds (30)")
+    parser.add_argument("--max-strikes", type=int, metavar="K", help="strikes before a forfeit (3)")
     parser.add_argument("--no-build", action="store_true", help="skip the bots' build commands")
     parser.add_argument("--quiet", action="store_true", help="no live progress")
     parser.add_argument(
@@ -96,7 +100,22 @@ def register(subparsers: Any) -> None:
         metavar="SEAT",
         help="save every line sent to and received from SEAT's bot (<replay>.seatN.wire.log)",
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, intermixed=True, **TIME_DEFAULTS)
+
+
+EXIT_OK, EXIT_REFUSED, EXIT_STRIKES, EXIT_FORFEIT = 0, 2, 3, 4
+"""Exit codes: every bot seat played cleanly; the command was refused before play (bad
+input, no sandbox, a failed build); a seat got a strike (timeout, illegal action, invalid
+output...) but finished; a seat forfeited (crash, init failure, too many strikes)."""
+
+
+def exit_code(outcome: MatchOutcome) -> int:
+    """``EXIT_FORFEIT`` if a seat forfeited, ``EXIT_STRIKES`` if one failed a move, else 0."""
+    if any(report.forfeited for report in outcome.seats):
+        return EXIT_FORFEIT
+    if any(report.status != "ok" or report.strikes for report in outcome.seats):
+        return EXIT_STRIKES
+    return EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,10 +125,11 @@ def run(args: argparse.Namespace) -> int:
         entrants = [load_entrant(spec) for spec in args.bots]
         if not entrants:
             raise ValueError("name at least one bot folder (or builtin:NAME)")
-        game = build_game(args) if args.players else _game_for(args, len(entrants))
+        game = _table(args, entrants)
+        path = replay_path(args)
     except (ManifestError, ConfigError, ReplayError, OSError, ValueError) as exc:
         print_error(console, exc)
-        return 2
+        return EXIT_REFUSED
     if repeated is not None:
         console.print(f"repeating {args.repeat}: seats were {', '.join(repeated)}")
     seats = [entrants[i % len(entrants)] for i in range(game.players)]
@@ -118,12 +138,12 @@ def run(args: argparse.Namespace) -> int:
             console.print(f"[yellow]warning:[/] {bot.name} does not list {game.name} in bot.toml")
     sandbox = choose_sandbox(args.sandbox, console)
     if sandbox is None or (not args.no_build and not build_all(seats, console)):
-        return 2
+        return EXIT_REFUSED
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     console.print(
         f"[bold]{game.name}[/] {game.players} players, seed {seed}, sandbox {sandbox.name}"
     )
-    path = Path(args.replay or default_replay_path(game.name, seed))
+    path = path or unique_path(default_replay_path(game.name, seed))
     path.parent.mkdir(parents=True, exist_ok=True)
     with ExitStack() as stack:
         wire: dict[int, BinaryIO] = {
@@ -133,20 +153,56 @@ def run(args: argparse.Namespace) -> int:
         }
         play = Play(game, seats, seed, sandbox, time_control(args), wire)
         outcome = play.run(console, quiet=args.quiet, verbose=args.verbose)
-    console.print(result_table(outcome))
+    console.print(fitted(console, result_table(outcome), "think s", "CPU s", "seat"))
     write_replay(path, outcome.replay)  # type: ignore[arg-type]
-    report_files(console, outcome, path, sorted(wire))
-    again = f"arena match --repeat {path} {' '.join(args.bots)}"
+    report_files(console, outcome, path, sorted(wire), seats)
+    again = repeat_command(args, path, sandbox.name)
     console.print(f"[dim]repeat this match: {escape(again)}[/]", soft_wrap=True)
-    return 0
+    return exit_code(outcome)
 
 
-def report_files(console: Console, outcome: MatchOutcome, path: Path, wired: list[int]) -> None:
+def repeat_command(args: argparse.Namespace, replay: Path, sandbox: str) -> str:
+    """The command that plays this match again: the replay, the bots, every option that
+    changes how they play (the replay itself holds the game, parameters and seed)."""
+    words = ["arena", "match", "--repeat", str(replay), *args.bots, "--sandbox", sandbox]
+    for key, default in TIME_DEFAULTS.items():
+        if getattr(args, key) != default:
+            words += [f"--{key.replace('_', '-')}", f"{getattr(args, key):g}"]
+    words += ["--no-timeouts"] if args.no_timeouts else []
+    words += ["--no-build"] if args.no_build else []
+    return shlex.join(words)
+
+
+def replay_path(args: argparse.Namespace) -> Path | None:
+    """``--replay FILE``, refused if it exists (unless ``--overwrite``); None for the default."""
+    if not args.replay:
+        return None
+    path = Path(args.replay)
+    if path.exists() and not args.overwrite:
+        raise ValueError(
+            f"{path} exists; name another --replay file, or pass --overwrite to replace it"
+        )
+    return path
+
+
+def unique_path(path: Path) -> Path:
+    """``path``, or ``<stem>-2.json``, ``-3``... when a file of that name is already there."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
+
+
+def report_files(
+    console: Console, outcome: MatchOutcome, path: Path, wired: list[int], seats: list[Entrant]
+) -> None:
     """Explain each failed seat, save the stderr logs, and say where every file is."""
     logs = write_stderr_logs(outcome, path)
     for seat, report in enumerate(outcome.seats):
         if report.status != "ok" or report.message:
-            console.print(failure_report(seat, report, logs.get(seat)))
+            hint = failure_hint(report, seats[seat])
+            console.print(failure_report(seat, report, logs.get(seat), hint))
     console.print(f"replay: {path}   (arena replay {path})")
     for seat, log in logs.items():
         console.print(f"stderr of seat {seat}: {log}")
@@ -189,15 +245,17 @@ CRASH_TAIL_LINES = 20
 """Lines of stderr shown for a crashed bot (the whole log is saved beside the replay)."""
 
 
-def failure_report(seat: int, report: SeatReport, log: Path | None) -> Panel:
-    """A seat that failed: the status and what it means, the message, and for a crash the
-    end of its stderr (usually the traceback)."""
+def failure_report(seat: int, report: SeatReport, log: Path | None, hint: str | None) -> Panel:
+    """A seat that failed: the real cause first, what its status means, a hint for the usual
+    mistake behind it, and for a crash the end of its stderr (usually the traceback)."""
     status = report.status.value
-    lines = [f"[bold]{status}[/]" + (" (forfeit)" if report.forfeited else "")]
-    if status in FAILURE_HELP:
-        lines[0] += f": {FAILURE_HELP[status]}"
-    if report.message:
+    lines = [headline(report)]
+    if report.message and not _cause_first(report):
         lines.append(f"referee: {escape(report.message)}")
+    elif report.message and status in FAILURE_HELP:
+        lines.append(f"({status}: {FAILURE_HELP[status]})")
+    if hint:
+        lines.append(f"hint: {escape(hint)}")
     if status in ("crash", "init_failure") or (status != "ok" and report.stderr):
         tail = report.stderr.rstrip().splitlines()[-CRASH_TAIL_LINES:]
         lines.append("stderr (last lines):" if tail else "stderr: (empty)")
@@ -206,6 +264,32 @@ def failure_report(seat: int, report: SeatReport, log: Path | None) -> Panel:
         lines.append(f"whole stderr: {log}")
     style = "red" if report.forfeited else "yellow"
     return Panel("\n".join(lines), title=f"seat {seat}: {report.name}", border_style=style)
+
+
+def _cause_first(report: SeatReport) -> bool:
+    """A bot that did not start: the referee's words (``command not found: 'ruby'``) are the
+    cause; the status's general meaning comes after them."""
+    return report.status == "init_failure" and bool(report.message)
+
+
+def headline(report: SeatReport) -> str:
+    status = report.status.value
+    first = f"[bold]{status}[/]" + (" (forfeit)" if report.forfeited else "")
+    if _cause_first(report):
+        return f"{first}: {escape(report.message or '')}"
+    return f"{first}: {FAILURE_HELP[status]}" if status in FAILURE_HELP else first
+
+
+def failure_hint(report: SeatReport, bot: Entrant) -> str | None:
+    """The usual mistake behind a failure: a program missing from the sandbox, or answers
+    left in an unflushed stdout buffer."""
+    message = report.message or ""
+    if "command not found" in message or "No such file" in message:
+        return "`arena runtimes` lists the interpreters and compilers each sandbox has"
+    silent = report.status == "timeout" or "(timeout)" in message
+    if silent and not isinstance(bot, BuiltinBot):
+        return flush_hint(bot)
+    return None
 
 
 def write_stderr_logs(outcome: MatchOutcome, replay: Path) -> dict[int, Path]:
@@ -245,11 +329,25 @@ def load_entrant(spec: str) -> Entrant:
     return load_bot(spec)
 
 
-def _game_for(args: argparse.Namespace, bots: int) -> Game:
-    """The game with one seat per bot when that table size is allowed, else its default size."""
-    if bots > 1:
-        args.players = bots
-    return build_game(args)
+def _table(args: argparse.Namespace, entrants: list[Entrant]) -> Game:
+    """The game with one seat per bot (or ``--players``); a table the bots cannot fill is
+    refused with the bots that do not list the game named (a shell glob often catches them)."""
+    if not args.players and len(entrants) > 1:
+        args.players = len(entrants)
+    try:
+        return build_game(args)
+    except ConfigError as exc:
+        strangers = [
+            bot.name
+            for bot in entrants
+            if not isinstance(bot, BuiltinBot) and not bot.plays(args.game)
+        ]
+        if not strangers:
+            raise
+        raise ConfigError(
+            f"{exc}; of the bots given, {', '.join(strangers)} do not list {args.game} "
+            "in bot.toml: leave them out"
+        ) from exc
 
 
 def time_control(args: argparse.Namespace) -> TimeControl:
@@ -368,11 +466,11 @@ def result_table(outcome: MatchOutcome) -> Table:
         table.add_row(
             str(outcome.result.ranking[i]),
             str(i),
-            report.name + (f" ({report.self_name})" if report.self_name else ""),
+            report.name + (f"\n({report.self_name})" if report.self_name else ""),
             f"{outcome.result.scores[i]:g}",
             f"[{style}]{status}[/]",
             str(report.strikes),
             "-" if report.cpu_s is None else f"{report.cpu_s:.2f}",
             f"{report.think_s:.2f}",
         )
-    return table
+    return uncut(table, "bot")

@@ -14,7 +14,19 @@ API = "/api/v1"
 
 
 class ServerError(Exception):
-    """The server refused a request or could not be reached; the message says why."""
+    """The server refused a request or could not be reached; the message says why.
+
+    ``status`` is the HTTP status of the answer, or None when no answer came at all.
+    """
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def transient(self) -> bool:
+        """True for a failure worth retrying: no answer, or a 5xx (the server's own trouble)."""
+        return self.status is None or self.status >= 500
 
 
 def server_url(given: str | None) -> str:
@@ -48,7 +60,7 @@ def request(
             data: bytes = answer.read()
             return data
     except urllib.error.HTTPError as exc:
-        raise ServerError(f"{exc.code}: {_error_message(exc.read())}") from None
+        raise ServerError(f"{exc.code}: {_error_message(exc.read())}", exc.code) from None
     except (urllib.error.URLError, OSError) as exc:
         raise ServerError(f"cannot reach {server}: {exc}") from None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ from rich.table import Table
 
 from arena.bots import load_bot
 from arena.cli.errors import print_error
-from arena.cli.match import build_all, load_entrant
+from arena.cli.match import build_all, load_entrant, unique_path
+from arena.cli.tables import fitted, uncut
+from arena.games import game_class
 from arena.games.base import GameError
 from arena.runner import SeatStatus
 from arena.tournament import (
@@ -70,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="TOURNAMENT_JSON",
         help="play the tournament of a tournament.json again (--sandbox may override)",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, intermixed=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out
     try:
         spec = _spec(args)
-        out = out or Path("tournaments") / f"{spec.game}-{spec.seed}"
+        out = _out_folder(out, spec)
         tournament = Tournament(spec, entry_names(spec.bots), out, jobs=max(1, args.jobs))
         warnings = tournament.check()
     except (ValueError, GameError, SandboxError) as exc:
@@ -91,12 +94,25 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows = _play(tournament, err)
     console = Console()
-    if not console.is_terminal:  # a pipe or a file: no terminal width to respect
+    if not console.is_terminal and "COLUMNS" not in os.environ:  # a pipe or a file: no width
         console = Console(width=160)
-    console.print(standings_table(rows, tournament.players))
+    table = standings_table(rows, tournament.players)
+    console.print(fitted(console, table, "mu", "sigma", "avg", "played"))
     summary = tournament.write_summary()
-    err.print(f"replays and summary in {out} (again: arena tournament --again {summary})")
+    err.print(
+        f"replays and summary in {out} (again: arena tournament --again {summary})", soft_wrap=True
+    )
     return 0
+
+
+def _out_folder(given: Path | None, spec: TournamentSpec) -> Path:
+    """``--out``, refused if it holds a tournament already; by default a fresh folder
+    ``tournaments/<game>-<seed>`` (``-2``, ``-3``... when that one is taken)."""
+    if given is None:
+        return unique_path(Path("tournaments") / f"{spec.game}-{spec.seed}")
+    if given.exists() and any(given.iterdir()):
+        raise ValueError(f"{given} is not empty; name another --out folder (or delete it)")
+    return given
 
 
 def _spec(args: argparse.Namespace) -> TournamentSpec:
@@ -118,12 +134,25 @@ def _spec(args: argparse.Namespace) -> TournamentSpec:
         matches=args.matches,
         mirrored=args.mirrored,
         seed=args.seed,
-        players=args.players,
+        players=args.players or _table_for(args.game, len(bots)),
         variant=args.variant,
         params=dict(_param(p) for p in args.param),
         sandbox=sandbox,
         timeouts=not args.no_timeouts,
     )
+
+
+def _table_for(game: str, bots: int) -> int | None:
+    """Without ``--players``: the game's default table, or one seat per bot when there are
+    fewer bots than that and the game allows such a table (None: the game's default)."""
+    try:
+        spec = game_class(game).spec
+    except (ModuleNotFoundError, GameError):
+        return None  # the game's own check names the problem
+    if spec.min_players <= bots < spec.default_players:
+        Console(stderr=True).print(f"{bots} bots: tables of {bots} (--players to change)")
+        return bots
+    return None
 
 
 def _param(text: str) -> tuple[str, Any]:
@@ -181,11 +210,10 @@ def standings_table(rows: list[Standing], players: int) -> Table:
     """The standings as a rich table: places read 1st/2nd/..., errors count per seat status."""
     table = Table(title="Standings")
     places_heading = "/".join(_ordinal(p) for p in range(1, players + 1))
-    longest = max((len(row.name) for row in rows), default=3)
     table.add_column("#", justify="right")
-    table.add_column("bot", no_wrap=True, min_width=min(longest, 40))
+    table.add_column("bot")
     for heading in ("rating", "mu", "sigma", "played", places_heading, "avg", "points"):
-        table.add_column(heading, justify="right", no_wrap=True)
+        table.add_column(heading, justify="right")
     table.add_column("errors")
     for rank, row in enumerate(rows, start=1):
         places = "/".join(str(row.places[i]) for i in range(min(players, len(row.places))))
@@ -202,7 +230,7 @@ def standings_table(rows: list[Standing], players: int) -> Table:
             f"{row.points:g}",
             errors or "-",
         )
-    return table
+    return uncut(table, "bot")
 
 
 def _ordinal(n: int) -> str:

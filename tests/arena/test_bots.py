@@ -71,6 +71,28 @@ def test_malformed_manifests_say_what_is_wrong(tmp_path: Path, text: str, proble
     assert problem in str(info.value)
 
 
+def test_every_problem_of_a_manifest_is_reported_in_one_run(tmp_path: Path) -> None:
+    text = (
+        'name = "My Bot"\ngames = ["chess"]\nlanguage = "cobol"\n'
+        'run = "python3 bot.py"\ncolour = 1\n'
+    )
+    with pytest.raises(ManifestError) as info:
+        load_bot(write(tmp_path, text))
+    assert len(info.value.problems) == 5
+    message = str(info.value)
+    assert message.startswith(f"{tmp_path.resolve() / 'bot.toml'}: 5 problems:")
+    for words in ("unknown field(s) colour", "'name'", "unknown game(s) chess", "'language'"):
+        assert words in message
+    assert "not a string" in message
+
+
+def test_missing_fields_and_a_bad_one_are_reported_together(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError) as info:
+        load_bot(write(tmp_path, 'name = "UPPER"\n'))
+    assert info.value.problems[0] == "missing required field(s) games, language, run"
+    assert "'name' must be" in info.value.problems[1]
+
+
 def test_missing_folder_or_manifest(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="not a folder"):
         load_bot(tmp_path / "nowhere")

@@ -336,7 +336,8 @@ def test_arena_match_keeps_each_bots_stderr_beside_the_replay(tmp_path: Path) ->
     replay = tmp_path / "m.json"
     crash = str(BROKEN / "crash-mid-match")
     argv = ["match", "svoi-kozyri", crash, "builtin:greedy", "--deals", "1", "--quiet"]
-    assert main([*argv, "--sandbox", "none", "--replay", str(replay), "--no-build"]) == 0
+    forfeit = 4  # arena match's exit status when a seat forfeited
+    assert main([*argv, "--sandbox", "none", "--replay", str(replay), "--no-build"]) == forfeit
     assert "deliberate crash" in (tmp_path / "m.seat0.log").read_text()
     assert not (tmp_path / "m.seat1.log").exists()
 

@@ -13,7 +13,7 @@ from web import auth
 from web.api import envelope, queries
 from web.api import schemas as s
 from web.api.present import bot_json, version_json
-from web.api.uploads import accept
+from web.api.uploads import accept, manifest_part
 from web.extensions import db, limiter
 from web.models import Bot, BotVersion, User
 from web.services.uploads import UploadError
@@ -106,7 +106,8 @@ def upload(form: dict[str, Any], files: dict[str, Any]) -> tuple[dict[str, Any],
     if len(data) > _max_bytes():
         abort(413, description="the upload is too large")
     try:
-        created = accept(owner, data, stored.filename or "bot", form.get("manifest"))
+        manifest = manifest_part(form.get("manifest"), files.get("manifest"))
+        created = accept(owner, data, stored.filename or "bot", manifest)
     except UploadError as exc:
         abort(422, description=str(exc))
     return envelope(version_json(created, True)), 201

@@ -118,6 +118,13 @@ class UploadFiles(Schema):
         required=True,
         metadata={"type": "string", "format": "binary", "description": "zip, tar.gz or a file"},
     )
+    manifest = fields.Raw(
+        metadata={
+            "type": "string",
+            "format": "binary",
+            "description": "bot.toml as a file part (-F manifest=@bot.toml), instead of text",
+        },
+    )
 
 
 # --- payloads ---------------------------------------------------------------------------------

@@ -4,11 +4,29 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import IO
 
 from arena.bots import MANIFEST, BotManifest, ManifestError, load_bot
 from web.models import BotVersion, User
 from web.services import bots
-from web.services.uploads import UploadError, detect_kind, read_manifest
+from web.services.uploads import MAX_MANIFEST_BYTES, UploadError, detect_kind, read_manifest
+
+
+def manifest_part(text: str | None, part: IO[bytes] | None) -> str | None:
+    """The manifest sent beside a single file, as a text field (``-F manifest='...'``) or a
+    file part (``-F manifest=@bot.toml``); None if neither. ``UploadError`` if both are given,
+    or the file is not UTF-8 text of at most ``MAX_MANIFEST_BYTES``."""
+    if part is None:
+        return text
+    if text is not None:
+        raise UploadError("give the manifest once: as a text field or as a file, not both")
+    data = part.read(MAX_MANIFEST_BYTES + 1)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise UploadError(f"the manifest is over {MAX_MANIFEST_BYTES // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UploadError("the manifest file is not UTF-8 text (a bot.toml is)") from None
 
 
 def manifest_text(data: bytes, manifest: str | None) -> str:

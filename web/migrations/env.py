@@ -1,5 +1,6 @@
 import logging
 from logging.config import fileConfig
+from pathlib import Path
 
 from alembic import context
 from flask import current_app
@@ -63,6 +64,12 @@ def run_migrations_offline():
         context.run_migrations()
 
 
+def _make_sqlite_folder(url):
+    """A SQLite file's folder (``./var`` on a fresh clone) is created by the first upgrade."""
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+
+
 def run_migrations_online():
     """Run migrations in 'online' mode.
 
@@ -86,6 +93,7 @@ def run_migrations_online():
         conf_args["process_revision_directives"] = process_revision_directives
 
     connectable = get_engine()
+    _make_sqlite_folder(connectable.url)
 
     with connectable.connect() as connection:
         context.configure(connection=connection, target_metadata=get_metadata(), **conf_args)

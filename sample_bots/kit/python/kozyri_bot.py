@@ -17,6 +17,7 @@ which writes to stderr.
 from __future__ import annotations
 
 import json
+import random
 import sys
 from typing import Any
 
@@ -83,6 +84,10 @@ class Bot:
         self.hello: dict[str, Any] = {}
         self.seat = 0
         self.debug: str | None = None
+        self.rng = random.Random()
+        """Your random numbers: seeded from your seat and the first position you are asked
+        about, so the same deal brings the same moves (a repeated match plays the same)."""
+        self._seeded = False
 
     def on_hello(self, hello: dict[str, Any]) -> None:
         """The match starts: game, params, players, your seat, the time limits."""
@@ -109,6 +114,9 @@ def _send(message: dict[str, Any]) -> None:
 
 def _answer(bot: Bot, request: dict[str, Any]) -> dict[str, Any]:
     bot.debug = None
+    if not bot._seeded:
+        bot.rng.seed(json.dumps([bot.seat, request["observation"]], sort_keys=True))
+        bot._seeded = True
     choice = bot.choose(request["observation"], request["legal_actions"])
     reply: dict[str, Any] = {"type": "action", "id": request["id"]}
     if isinstance(choice, int) and not isinstance(choice, bool):

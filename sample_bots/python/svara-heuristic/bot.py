@@ -6,8 +6,6 @@ against one opponent is not good enough against four, so the bar rises with ever
 in. We rarely bet in the dark: that pays half a stake for a hand we have not seen.
 """
 
-import random
-
 from kozyri_bot import Bot, run
 
 
@@ -17,10 +15,6 @@ def by_type(legal_actions, kind):
 
 class HeuristicBot(Bot):
     name = "heuristic"
-
-    def __init__(self):
-        super().__init__()
-        self.rng = random.Random()
 
     def choose(self, observation, legal_actions):
         phase = observation["phase"]

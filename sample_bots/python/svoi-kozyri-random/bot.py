@@ -1,7 +1,5 @@
 """Svoi Kozyri, random: any legal action, chosen uniformly."""
 
-import random
-
 from kozyri_bot import Bot, run
 
 
@@ -10,7 +8,7 @@ class RandomBot(Bot):
 
     def choose(self, observation, legal_actions):
         # An index into legal_actions is a complete answer.
-        return random.randrange(len(legal_actions))
+        return self.rng.randrange(len(legal_actions))
 
 
 if __name__ == "__main__":

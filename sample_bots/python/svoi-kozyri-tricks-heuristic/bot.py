@@ -5,8 +5,6 @@ we hold many high cards of, and a good lead is a short side suit we would like t
 The bot reads the trick from public information only: the cards and their "trump" marks.
 """
 
-import random
-
 from kozyri_bot import Bot, rank, run, suit
 
 
@@ -42,7 +40,7 @@ class HeuristicBot(Bot):
     def choose_trump(self, observation):
         hand = observation["hand"]
         if not hand:  # blind, or a team trump chosen before the deal: nothing to go on
-            return {"type": "choose_trump", "suit": random.choice("SHDC")}
+            return {"type": "choose_trump", "suit": self.rng.choice("SHDC")}
         best = max("SHDC", key=lambda s: trump_strength(hand, s))
         return {"type": "choose_trump", "suit": best}
 
