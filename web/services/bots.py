@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -280,8 +281,26 @@ def _fault_of(exc: Exception) -> attempts.Fault:
 
     if isinstance(exc, SandboxError):
         return attempts.Fault(True, f"sandbox failure: {exc}")
+    code = _storage_errno(exc)
+    if code is not None:
+        why = attempts.describe_os_error(OSError(code, ""))
+        return attempts.Fault(
+            True, f"could not write to the storage folder {get_storage().root}: {why}"
+        )
     fault = attempts.classify(exc)
     return fault if fault.platform else attempts.Fault(False, f"{type(exc).__name__}: {exc}")
+
+
+def _storage_errno(exc: BaseException) -> int | None:
+    """The errno of a full or failing disk behind ``exc`` (a copy's ``shutil.Error`` too)."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list):
+        for entry in exc.args[0]:
+            found = re.search(r"\[Errno (\d+)\]", str(entry[-1]) if entry else "")
+            if found and int(found.group(1)) in attempts.STORAGE_ERRNOS:
+                return int(found.group(1))
+    if isinstance(exc, OSError) and exc.errno in attempts.STORAGE_ERRNOS:
+        return exc.errno
+    return None
 
 
 FIELDS = ("manifest", "games", "language", "build_log", "validation_log", "status", "error")
