@@ -129,9 +129,6 @@ class StorageFull(HTTPException):
     code = 507
     description = "the server's storage is full; nothing was saved; try again later"
 
-    def get_headers(self, *args: Any, **kwargs: Any) -> list[tuple[str, str]]:
-        return [*super().get_headers(*args, **kwargs), ("Retry-After", "60")]
-
 
 class _Stored:
     """The files one upload added to the storage, removed again if the upload is not kept."""
