@@ -145,10 +145,23 @@ class _Stored:
         return digest
 
     def remove(self) -> None:
-        if self.created_archive:
+        """Remove what this upload added (after the rollback); an archive in use stays."""
+        in_use = select(BotVersion.id).where(BotVersion.sha256 == self.archive_path.name)
+        if self.created_archive and not self._quietly(lambda: db.session.scalar(in_use)):
             self.archive_path.unlink(missing_ok=True)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+
+    @staticmethod
+    def _quietly(query: Any) -> Any:
+        """The query's answer; True (keep the file) if the database cannot say."""
+        try:
+            return query()
+        except attempts.DATABASE_ERRORS:
+            attempts.forget_transaction()
+            return True
+        finally:
+            db.session.rollback()
 
 
 def _storage_failure(exc: BaseException) -> bool:
@@ -284,8 +297,7 @@ def _fault_of(exc: Exception) -> attempts.Fault:
         return attempts.Fault(
             True, f"could not write to the storage folder {get_storage().root}: {why}"
         )
-    fault = attempts.classify(exc)
-    return fault if fault.platform else attempts.Fault(False, f"{type(exc).__name__}: {exc}")
+    return attempts.classify(exc)
 
 
 def _storage_errno(exc: BaseException) -> int | None:
