@@ -122,10 +122,10 @@ def engine_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     args: dict[str, Any] = {
         "connect_timeout": connect,
         "keepalives": 1,
-        "keepalives_idle": 30,
-        "keepalives_interval": 10,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
         "keepalives_count": 3,
-        "tcp_user_timeout": 60_000,
+        "tcp_user_timeout": 3 * connect * 1000,
     }
     statement = float(settings["DB_STATEMENT_TIMEOUT"])
     if statement > 0:

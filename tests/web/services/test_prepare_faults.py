@@ -194,3 +194,20 @@ def test_the_reaper_resends_a_lost_prepare_message_but_not_a_waiting_one(
     assert attempt is not None
     _purge(pg_app)
     assert preparing.reap(utcnow())["resent"] == []  # building, its lease live
+
+
+def test_a_sandbox_that_cannot_start_the_self_test_is_the_platforms_fault(
+    pg_app: Flask, shared_tmp: Path
+) -> None:
+    from arena.bots import load_bot
+    from sandbox import SandboxError, get_sandbox
+    from web.services.selftest import run_selftest
+
+    require_bwrap()
+    folder = shared_tmp / "bot"
+    shutil.copytree(SAMPLES / "python" / "challenge-random", folder)
+    manifest = load_bot(folder)
+    assert run_selftest(get_sandbox("bwrap"), manifest, "challenge").passed
+    shutil.rmtree(folder)  # the storage lost it: the sandbox has nothing to mount
+    with pytest.raises(SandboxError):
+        run_selftest(get_sandbox("bwrap"), manifest, "challenge")
