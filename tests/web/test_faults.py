@@ -314,6 +314,32 @@ def test_a_build_whose_worker_is_killed_is_built_again_by_another(
     assert (get_storage().bot_dir(version_id) / "stamp").read_text() == "built"
 
 
+def test_a_database_outage_during_a_build_keeps_its_result(
+    pg_app: Flask, shared_tmp: Path, start_worker: Callable[..., Worker]
+) -> None:
+    require_bwrap()
+    pg_app.config.update(MATCH_LEASE=4)
+    owner = users.create_user("builder")
+    db.session.commit()
+    url = make_url(pg_app.config["SQLALCHEMY_DATABASE_URI"])
+    with TcpProxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
+        through = url.set(port=proxy.port).render_as_string(hide_password=False)
+        worker = start_worker(pg_app, ARENA_DATABASE_URL=through)
+        version_id = bots.submit(owner, "slow", bots.Upload(_slow_build(shared_tmp / "b"))).id
+        building = VersionStatus.BUILDING
+        wait_for(lambda: _version(version_id).status == building, 120, "the build", worker)
+        proxy.cut()  # the build goes on; its lease cannot be renewed, its result not written
+        wait_for(lambda: "lease could not be renewed" in worker.output(), 60, "the outage", worker)
+        waiting = f"version {version_id}: concluding"  # the build is done; its result waits
+        wait_for(lambda: waiting in worker.output(), 120, "the result to wait", worker)
+        proxy.restore()
+        active = VersionStatus.ACTIVE
+        wait_for(lambda: _version(version_id).status == active, 180, "the result", worker)
+    version = _version(version_id)
+    assert (version.prepare_attempts, version.prepare_lost, version.error) == (1, 0, None)
+    assert (get_storage().bot_dir(version_id) / "stamp").read_text() == "built"
+
+
 # --- hung and lost connections ----------------------------------------------------------------
 
 
