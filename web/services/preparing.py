@@ -112,7 +112,7 @@ def leased(version_id: int, attempt: int) -> Iterator[None]:
     """Renew the claim's lease every third of its length while the block runs."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     stop = threading.Event()
-    every = lease_seconds() / 3
+    every = max(lease_seconds() / 3, 0.5)
 
     def beat() -> None:
         while not stop.wait(every):
