@@ -20,7 +20,7 @@ def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """Celery configuration derived from the app's settings."""
     budget = int(config["MATCH_BUDGET"])
     visibility = max(int(config["VISIBILITY_TIMEOUT"]), budget + 600)
-    transport: dict[str, Any] = {"visibility_timeout": visibility}
+    transport: dict[str, Any] = {"visibility_timeout": visibility, **redis_timeouts(config)}
     if config.get("BROKER_PREFIX"):
         # Several platforms (or test runs) can share one Redis without taking each other's work.
         transport["global_keyprefix"] = config["BROKER_PREFIX"]
@@ -62,6 +62,21 @@ def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,
         "imports": ("web.tasks",),
+    }
+
+
+def redis_timeouts(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A Redis that stops answering (its host drops packets) fails a command, never hangs it.
+
+    The socket timeout is well above the consumer's one-second BRPOP, so an idle queue is
+    not mistaken for a dead broker.
+    """
+    timeout = float(config["REDIS_SOCKET_TIMEOUT"])
+    return {
+        "socket_timeout": timeout,
+        "socket_connect_timeout": min(timeout, 10.0),
+        "socket_keepalive": True,
+        "retry_on_timeout": True,
     }
 
 

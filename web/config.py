@@ -40,6 +40,9 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "RETRY_BACKOFF": 5.0,
         "RETRY_BACKOFF_MAX": 600.0,
         "DB_PATIENCE": 300.0,
+        "DB_CONNECT_TIMEOUT": 10,
+        "DB_STATEMENT_TIMEOUT": 0,
+        "REDIS_SOCKET_TIMEOUT": 30.0,
         "QUEUED_STALE_AFTER": 120,
         "SCHEDULE_INTERVAL": 30.0,
         "REAP_INTERVAL": 60.0,
@@ -102,7 +105,34 @@ def load(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     settings.setdefault("REMEMBER_COOKIE_SECURE", settings["SESSION_COOKIE_SECURE"])
     if overrides and "DATABASE_URL" in overrides:
         settings["SQLALCHEMY_DATABASE_URI"] = overrides["DATABASE_URL"]
+    settings.setdefault("SQLALCHEMY_ENGINE_OPTIONS", engine_options(settings))
     return settings
+
+
+def engine_options(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """PostgreSQL: a host that drops packets fails a connection in seconds, never hangs it.
+
+    ``connect_timeout`` bounds the whole connection set-up; TCP keepalives and
+    ``tcp_user_timeout`` close an established connection whose packets stop being
+    acknowledged (a lost host or a cut network). ``DB_STATEMENT_TIMEOUT`` (seconds, 0: none)
+    bounds each statement on the server. Every pooled connection is tested before use.
+    """
+    url = str(settings["SQLALCHEMY_DATABASE_URI"])
+    if not url.startswith("postgresql"):
+        return {}
+    connect = int(settings["DB_CONNECT_TIMEOUT"])
+    args: dict[str, Any] = {
+        "connect_timeout": connect,
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
+        "tcp_user_timeout": 3 * connect * 1000,
+    }
+    statement = float(settings["DB_STATEMENT_TIMEOUT"])
+    if statement > 0:
+        args["options"] = f"-c statement_timeout={int(statement * 1000)}"
+    return {"pool_pre_ping": True, "connect_args": args}
 
 
 def limiter_storage(redis_url: str | None) -> str:

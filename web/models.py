@@ -190,6 +190,11 @@ class BotVersion(db.Model):  # type: ignore[name-defined]
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     activated_at: Mapped[datetime | None]
+    # The claim on its build and self-test (``web.services.preparing``).
+    prepare_attempts: Mapped[int] = mapped_column(default=0, server_default="0")
+    prepare_lost: Mapped[int] = mapped_column(default=0, server_default="0")
+    prepare_lease_until: Mapped[datetime | None]
+    prepare_due: Mapped[datetime | None]
 
     bot: Mapped[Bot] = relationship(back_populates="versions")
 

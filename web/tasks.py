@@ -44,7 +44,10 @@ def run_match(match_id: int) -> str:
 
 @shared_task(name="web.tasks.prepare_version", **_OUTAGE_RETRY)
 def prepare_version(version_id: int) -> str:
-    """Build and self-test a newly uploaded bot version, then validate or activate it."""
+    """Build and self-test a newly uploaded bot version, then validate or activate it.
+
+    A platform fault gives the version back to be prepared again later (``preparing``).
+    """
     from web.services.bots import prepare
 
     return str(prepare(version_id))
@@ -62,8 +65,12 @@ def schedule_ladders() -> int:
 def reap_stale_matches() -> dict[str, list[int]]:
     """Queue again (or fail) matches whose worker died or whose message was lost."""
     from web.services.matches import reap
+    from web.services.preparing import reap as reap_versions
 
     report = reap()
     if report.requeued or report.resent or report.failed:
         log.info("reaper: %s", report)
+    versions = reap_versions()
+    if any(versions.values()):
+        log.info("reaper, versions: %s", versions)
     return {"requeued": report.requeued, "resent": report.resent, "failed": report.failed}

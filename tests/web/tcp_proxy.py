@@ -11,7 +11,9 @@ class TcpProxy:
     """Forwards ``127.0.0.1:<port>`` to ``target``.
 
     ``cut()`` drops every open connection and refuses new ones, as a stopped server would;
-    ``restore()`` listens again on the same port.
+    ``blackhole()`` keeps every connection open and accepts new ones but forwards nothing, as
+    a host that drops packets would; ``restore()`` forwards again (after a black hole, the
+    connections that lost data are closed, as a peer would reset them).
     """
 
     def __init__(self, target_host: str, target_port: int) -> None:
@@ -20,6 +22,7 @@ class TcpProxy:
         self._sockets: set[socket.socket] = set()
         self._listener: socket.socket | None = None
         self._stop = threading.Event()
+        self._black = threading.Event()
         self._thread: threading.Thread | None = None
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
@@ -37,8 +40,17 @@ class TcpProxy:
     ) -> None:
         self.cut()
 
+    def blackhole(self) -> None:
+        """Swallow everything from now on: connections open, nothing forwarded either way."""
+        self._black.set()
+
     def restore(self) -> None:
-        """Accept connections again."""
+        """Accept and forward connections again."""
+        if self._black.is_set():
+            self._black.clear()
+            self._close_all()
+        if self._listener is not None:
+            return
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(("127.0.0.1", self.port))
@@ -57,6 +69,9 @@ class TcpProxy:
         if self._listener is not None:
             self._listener.close()
             self._listener = None
+        self._close_all()
+
+    def _close_all(self) -> None:
         with self._lock:
             sockets, self._sockets = self._sockets, set()
         for sock in sockets:
@@ -70,6 +85,10 @@ class TcpProxy:
                 continue
             except OSError:
                 return
+            if self._black.is_set():
+                with self._lock:
+                    self._sockets.add(client)  # held open, never answered
+                continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
             except OSError:
@@ -85,7 +104,8 @@ class TcpProxy:
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
             while data := source.recv(65536):
-                sink.sendall(data)
+                if not self._black.is_set():
+                    sink.sendall(data)
         except OSError:
             pass
         finally:

@@ -7,27 +7,44 @@ them spends a match's attempts, and every match still finishes, rated exactly on
 from __future__ import annotations
 
 import errno
+import io
 import os
+import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from flask.testing import FlaskClient
+from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+from werkzeug.test import TestResponse
 
-from tests.web.conftest import Worker, missing, require_bwrap, sample_version, wait_for
+from tests.web.conftest import (
+    SAMPLES,
+    Worker,
+    base_config,
+    missing,
+    require_bwrap,
+    sample_version,
+    wait_for,
+)
 from tests.web.tcp_proxy import TcpProxy
 from tests.web.test_worker import finished, match_row, queue, rating_changes, unvalidated_version
+from web import create_app
 from web.extensions import db
-from web.models import MatchStatus, Rating
-from web.services import ladders, matches
+from web.models import Bot, BotVersion, MatchStatus, Rating, VersionStatus
+from web.services import bots, ladders, matches, preparing, users
 from web.storage import get_storage
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
+
+PASSWORD = "correct horse battery"
 
 
 def _running_attempt(match_id: int, attempt: int) -> str | None:
@@ -164,3 +181,221 @@ def test_a_database_outage_of_30_seconds_loses_no_message(
     assert [rating_changes(i) for i in ids] == [2, 2, 2]
     assert all(match_row(i).faults == 0 for i in ids)
     assert match_row(playing).attempts == 1  # its result was kept, not played again
+
+
+# --- uploads on a full disk -------------------------------------------------------------------
+
+
+def _with_data(folder: Path, size: int) -> bytes:
+    """The random challenge bot plus ``size`` bytes of hex text (zipped to about half)."""
+    shutil.copytree(SAMPLES / "python" / "challenge-random", folder)
+    (folder / "data.txt").write_text(os.urandom(size // 2).hex())
+    return bots.pack_folder(folder)
+
+
+def _stored_files(storage: Path) -> list[str]:
+    """Every file the storage holds, but the test's filler."""
+    return sorted(str(p.relative_to(storage)) for p in storage.rglob("*") if p.is_file())
+
+
+def _nothing_kept(storage: Path) -> None:
+    assert db.session.scalar(select(func.count()).select_from(BotVersion)) == 0
+    assert db.session.scalar(select(func.count()).select_from(Bot)) == 0
+    db.session.rollback()
+    assert _stored_files(storage) == ["filler"]
+
+
+def _api_upload(client: FlaskClient, token: str, archive: bytes) -> TestResponse:
+    return client.post(
+        "/api/v1/uploads",
+        data={"file": (io.BytesIO(archive), "bot.zip")},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+
+
+def test_an_upload_to_a_full_disk_answers_507_and_keeps_nothing(
+    pg_app: Flask, small_disk: Path, shared_tmp: Path
+) -> None:
+    pg_app.config.update(UPLOAD_RATE_LIMIT="1000 per minute")
+    owner = users.create_user("filler", PASSWORD)
+    db.session.commit()
+    token = users.issue_token(owner, "tests")
+    db.session.commit()
+    client = pg_app.test_client()
+    small = bots.pack_folder(SAMPLES / "python" / "challenge-random")
+    # Under 500 kB packed, as the test client holds larger bodies in files it never closes.
+    large = _with_data(shared_tmp / "large", 640 * 1024)
+    filler = _fill(small_disk)
+
+    answer = _api_upload(client, token, small)  # the archive itself cannot be written
+    assert answer.status_code == 507
+    error = answer.get_json()["error"]
+    assert error["code"] == "insufficient_storage"
+    assert error["message"] == "the server's storage is full; nothing was saved; try again later"
+    _nothing_kept(small_disk)
+
+    assert len(large) < 400 * 1024
+    os.truncate(filler, filler.stat().st_size - 448 * 1024)  # room for the archive only
+    answer = _api_upload(client, token, large)  # stored, then unpacking meets the full disk
+    assert answer.status_code == 507, answer.get_data(as_text=True)
+    _nothing_kept(small_disk)
+
+    _login(client)
+    page = client.get("/upload").get_data(as_text=True)
+    form = {"csrf_token": _csrf(page), "file": (io.BytesIO(large), "bot.zip")}
+    answer = client.post("/upload", data=form, content_type="multipart/form-data")
+    assert answer.status_code == 507
+    assert "the server&#39;s storage is full; nothing was saved" in answer.get_data(as_text=True)
+    _nothing_kept(small_disk)
+
+    filler.unlink()  # freed: the same upload is accepted
+    answer = _api_upload(client, token, large)
+    assert answer.status_code == 201, answer.get_data(as_text=True)
+    assert db.session.scalar(select(func.count()).select_from(BotVersion)) == 1
+
+
+def _login(client: FlaskClient) -> None:
+    from tests.web.site.conftest import login
+
+    login(client, "filler", PASSWORD)
+
+
+def _csrf(page: str) -> str:
+    from tests.web.site.conftest import csrf_from
+
+    return csrf_from(page)
+
+
+# --- builds under faults ----------------------------------------------------------------------
+
+
+def _slow_build(folder: Path) -> bytes:
+    """The random challenge bot with a build step that takes 8 s."""
+    shutil.copytree(SAMPLES / "python" / "challenge-random", folder)
+    manifest = folder / "bot.toml"
+    build = "import time; time.sleep(8); open('stamp', 'w').write('built')"
+    manifest.write_text(manifest.read_text() + f"build = ['python3', '-c', {build!r}]\n")
+    return bots.pack_folder(folder)
+
+
+def _version(version_id: int) -> BotVersion:
+    db.session.expire_all()
+    version = db.session.get(BotVersion, version_id)
+    db.session.rollback()
+    assert version is not None
+    return version
+
+
+def test_a_build_whose_worker_is_killed_is_built_again_by_another(
+    pg_app: Flask, shared_tmp: Path, start_worker: Callable[..., Worker]
+) -> None:
+    require_bwrap()
+    pg_app.config.update(MATCH_LEASE=4)
+    owner = users.create_user("builder")
+    db.session.commit()
+    first = start_worker(pg_app, name="first")
+    version_id = bots.submit(owner, "slow", bots.Upload(_slow_build(shared_tmp / "b"))).id
+
+    def building() -> bool:
+        version = _version(version_id)
+        return version.status == VersionStatus.BUILDING and "$ python3" not in version.build_log
+
+    wait_for(building, 120, "the build to start", first)
+    first.stop()  # the whole worker is gone: its message stays taken until the reaper acts
+    second = start_worker(pg_app, name="second")
+
+    def active() -> bool:
+        preparing.reap()  # what the periodic reaper does
+        return _version(version_id).status == VersionStatus.ACTIVE
+
+    wait_for(active, 180, "the version to be built by the second worker", second)
+    version = _version(version_id)
+    assert (version.prepare_attempts, version.prepare_lost, version.error) == (2, 1, None)
+    assert (get_storage().bot_dir(version_id) / "stamp").read_text() == "built"
+
+
+def test_a_database_outage_during_a_build_keeps_its_result(
+    pg_app: Flask, shared_tmp: Path, start_worker: Callable[..., Worker]
+) -> None:
+    require_bwrap()
+    pg_app.config.update(MATCH_LEASE=4)
+    owner = users.create_user("builder")
+    db.session.commit()
+    url = make_url(pg_app.config["SQLALCHEMY_DATABASE_URI"])
+    with TcpProxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
+        through = url.set(port=proxy.port).render_as_string(hide_password=False)
+        worker = start_worker(pg_app, ARENA_DATABASE_URL=through)
+        version_id = bots.submit(owner, "slow", bots.Upload(_slow_build(shared_tmp / "b"))).id
+        building = VersionStatus.BUILDING
+        wait_for(lambda: _version(version_id).status == building, 120, "the build", worker)
+        proxy.cut()  # the build goes on; its lease cannot be renewed, its result not written
+        wait_for(lambda: "lease could not be renewed" in worker.output(), 60, "the outage", worker)
+        waiting = f"version {version_id}: concluding"  # the build is done; its result waits
+        wait_for(lambda: waiting in worker.output(), 120, "the result to wait", worker)
+        proxy.restore()
+        active = VersionStatus.ACTIVE
+        wait_for(lambda: _version(version_id).status == active, 180, "the result", worker)
+    version = _version(version_id)
+    assert (version.prepare_attempts, version.prepare_lost, version.error) == (1, 0, None)
+    assert (get_storage().bot_dir(version_id) / "stamp").read_text() == "built"
+
+
+# --- hung and lost connections ----------------------------------------------------------------
+
+
+def test_a_database_host_that_drops_packets_fails_a_lease_renewal_in_seconds(
+    pg_app: Flask, shared_tmp: Path
+) -> None:
+    url = make_url(pg_app.config["SQLALCHEMY_DATABASE_URI"])
+    with TcpProxy(url.host or "127.0.0.1", url.port or 5432) as proxy:
+        through = url.set(port=proxy.port).render_as_string(hide_password=False)
+        config = base_config(shared_tmp, DATABASE_URL=through, DB_CONNECT_TIMEOUT=2)
+        app = create_app({**config, "REDIS_URL": pg_app.config["REDIS_URL"]})
+        proxy.blackhole()
+        outcome: list[object] = []
+
+        def renew() -> None:
+            with app.app_context():
+                try:
+                    outcome.append(matches.renew_lease(1, 1, 60))
+                except Exception as exc:
+                    outcome.append(exc)
+                finally:
+                    db.session.remove()
+
+        worker = threading.Thread(target=renew, daemon=True)
+        worker.start()
+        worker.join(60)
+        assert not worker.is_alive(), "the renewal hung on a host that drops packets"
+        assert isinstance(outcome[0], OperationalError)
+        assert "timeout" in str(outcome[0]).lower()
+        proxy.restore()
+        with app.app_context():
+            assert matches.renew_lease(1, 1, 60) is False  # reachable again: no such claim
+            db.session.remove()
+            db.engine.dispose()
+
+
+def test_a_broker_outage_of_30_seconds_loses_no_queued_match(
+    pg_app: Flask, start_worker: Callable[..., Worker]
+) -> None:
+    require_bwrap()
+    versions = [sample_version(f"python/challenge-{k}") for k in ("greedy", "random")]
+    ladder = ladders.default_ladder("challenge")
+    redis = make_url(pg_app.config["REDIS_URL"])
+    with TcpProxy(redis.host or "127.0.0.1", redis.port or 6379) as proxy:
+        through = redis.set(port=proxy.port).render_as_string(hide_password=False)
+        worker = start_worker(pg_app, concurrency=2, ARENA_REDIS_URL=through)
+        before = [queue(ladder, versions, seed=s) for s in range(2)]
+        wait_for(lambda: finished(before[0]), 120, "a match before the outage", worker)
+        proxy.cut()
+        # Queued while the workers cannot reach the broker: the messages wait in it.
+        during = [queue(ladder, versions, seed=s) for s in range(2, 6)]
+        lost = "Connection to broker lost"
+        wait_for(lambda: lost in worker.output(), 60, "the worker to lose the broker")
+        time.sleep(30)  # the outage itself
+        proxy.restore()
+        ids = [*before, *during]
+        wait_for(lambda: all(finished(i) for i in ids), 300, "every match after the outage", worker)
+    assert [rating_changes(i) for i in ids] == [2] * len(ids)
+    assert all(match_row(i).faults == 0 for i in ids)

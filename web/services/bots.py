@@ -7,8 +7,10 @@ starts again with a wider sigma.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +20,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
+from werkzeug.exceptions import HTTPException
 
 from web import engine
 from web.extensions import db
@@ -32,7 +35,7 @@ from web.models import (
     VersionStatus,
     utcnow,
 )
-from web.services import ladders, ratings
+from web.services import attempts, ladders, preparing, ratings
 from web.services.queue import after_commit, send_task
 from web.services.uploads import UnpackLimits, UploadError, unpack, write_single
 from web.storage import get_storage
@@ -94,25 +97,97 @@ def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> 
     """Store and unpack a new version of ``owner``'s bot ``name``. Commits.
 
     A refused upload still becomes a version (``rejected``, with the reason) so its owner sees
-    it; an accepted one is sent on to build and validation after the commit.
+    it; an accepted one is sent on to build and validation after the commit. If the storage
+    cannot hold the upload, nothing is kept (no row, no file) and ``StorageFull`` is raised.
     """
-    bot = get_or_create_bot(owner, name)
     storage = get_storage()
-    number = next_version_number(bot)
-    version = BotVersion(
-        bot_id=bot.id, number=number, sha256=storage.put_archive(upload.data), trusted=trusted
-    )
-    db.session.add(version)
-    db.session.flush()
+    stored = _Stored(storage.archive_path(hashlib.sha256(upload.data).hexdigest()))
+    try:
+        bot = get_or_create_bot(owner, name)
+        number = next_version_number(bot)
+        version = BotVersion(
+            bot_id=bot.id, number=number, sha256=stored.archive(upload.data), trusted=trusted
+        )
+        db.session.add(version)
+        db.session.flush()
+        stored.folder = storage.bot_dir(version.id)
+        _unpack_or_reject(version, upload)
+        db.session.commit()
+    except BaseException as exc:
+        attempts.forget_transaction()
+        stored.remove()
+        if _storage_failure(exc):
+            log.error("upload of %s by %s not stored: %s", name, owner.id, exc)
+            raise StorageFull() from exc
+        raise
+    return version
+
+
+class StorageFull(HTTPException):
+    """The upload could not be stored (the disk is full or failing); nothing was kept."""
+
+    code = 507
+    description = "the server's storage is full; nothing was saved; try again later"
+
+
+class _Stored:
+    """The files one upload added to the storage, removed again if the upload is not kept."""
+
+    def __init__(self, archive_path: Path) -> None:
+        self.archive_path = archive_path
+        self.created_archive = False
+        self.folder: Path | None = None
+
+    def archive(self, data: bytes) -> str:
+        existed = self.archive_path.exists()  # the same bytes uploaded before: shared, kept
+        digest = get_storage().put_archive(data)
+        self.created_archive = not existed
+        return digest
+
+    def remove(self) -> None:
+        """Remove what this upload added (after the rollback); an archive in use stays."""
+        in_use = select(BotVersion.id).where(BotVersion.sha256 == self.archive_path.name)
+        if self.created_archive and not self._quietly(lambda: db.session.scalar(in_use)):
+            self.archive_path.unlink(missing_ok=True)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    @staticmethod
+    def _quietly(query: Any) -> Any:
+        """The query's answer; True (keep the file) if the database cannot say."""
+        try:
+            return query()
+        except attempts.DATABASE_ERRORS:
+            attempts.forget_transaction()
+            return True
+        finally:
+            db.session.rollback()
+
+
+def _storage_failure(exc: BaseException) -> bool:
+    """True if ``exc`` (or an error it was raised from) is a full or failing storage disk."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in attempts.STORAGE_ERRNOS:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _unpack_or_reject(version: BotVersion, upload: Upload) -> None:
+    """Unpack into the version's folder; a refused archive rejects the version (kept, shown).
+
+    A storage failure while unpacking is not the archive's fault: it propagates.
+    """
     try:
         files = _unpack_into(version, upload)
     except UploadError as exc:
+        if _storage_failure(exc):
+            raise
         _reject(version, f"upload refused: {exc}")
     else:
         version.build_log = f"unpacked {len(files)} files\n"
         after_commit(_sender("web.tasks.prepare_version", version.id))
-    db.session.commit()
-    return version
 
 
 def _sender(task: str, *args: Any) -> Any:
@@ -159,12 +234,48 @@ def _reject(version: BotVersion, reason: str) -> None:
 
 
 def prepare(version_id: int) -> VersionStatus:
-    """Read the manifest, build, self-test; then validate by a match or activate. Commits."""
-    version = db.session.get(BotVersion, version_id)
-    if version is None or version.status not in (VersionStatus.UPLOADED, VersionStatus.BUILDING):
-        return version.status if version else VersionStatus.REJECTED
-    version.status = VersionStatus.BUILDING
-    db.session.commit()
+    """Read the manifest, build, self-test; then validate by a match or activate. Commits.
+
+    Runs under a claim (``web.services.preparing``): a platform fault gives the claim back to
+    be tried again later; only the bot's own faults reject the version.
+    """
+    attempt = preparing.claim(version_id)
+    if attempt is None:
+        version = db.session.get(BotVersion, version_id)
+        status = version.status if version else VersionStatus.REJECTED
+        db.session.rollback()
+        return status
+    work = _detached_copy(version_id)  # no transaction stays open during the build
+    try:
+        with preparing.leased(version_id, attempt):
+            _stages(work)
+    except Exception as exc:
+        fault = _fault_of(exc)
+        if fault.platform:
+            log.warning("version %s: preparing it met a platform fault: %s", version_id, exc)
+            attempts.forget_transaction()
+            attempts.patiently(
+                lambda: preparing.give_back(version_id, attempt, fault.message),
+                f"version {version_id}: giving the claim back",
+            )
+            return VersionStatus.UPLOADED
+        _reject(work, fault.message)
+    return attempts.patiently(
+        lambda: _conclude(version_id, attempt, work), f"version {version_id}: concluding"
+    )
+
+
+def _detached_copy(version_id: int) -> BotVersion:
+    """The version's columns in an object of no session, for the stages to record on."""
+    row = db.session.get(BotVersion, version_id)
+    assert row is not None
+    copy = BotVersion(**{c.key: getattr(row, c.key) for c in BotVersion.__table__.columns})
+    db.session.rollback()
+    return copy
+
+
+def _stages(version: BotVersion) -> None:
+    """The stages, recorded on the (detached) version; ``_StageFailed`` rejects it."""
     try:
         manifest = engine.load_manifest(get_storage().bot_dir(version.id))
         record_manifest(version, manifest)
@@ -172,12 +283,50 @@ def prepare(version_id: int) -> VersionStatus:
         _selftest(version, manifest)
     except _StageFailed as exc:
         _reject(version, str(exc))
+
+
+def _fault_of(exc: Exception) -> attempts.Fault:
+    """Whose fault stopped the stages: the platform's (tried again) or the bot's (rejected)."""
+    from sandbox import SandboxError
+
+    if isinstance(exc, SandboxError):
+        return attempts.Fault(True, f"sandbox failure: {exc}")
+    code = _storage_errno(exc)
+    if code is not None:
+        why = attempts.describe_os_error(OSError(code, ""))
+        return attempts.Fault(
+            True, f"could not write to the storage folder {get_storage().root}: {why}"
+        )
+    return attempts.classify(exc)
+
+
+def _storage_errno(exc: BaseException) -> int | None:
+    """The errno of a full or failing disk behind ``exc`` (a copy's ``shutil.Error`` too)."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list):
+        for entry in exc.args[0]:
+            found = re.search(r"\[Errno (\d+)\]", str(entry[-1]) if entry else "")
+            if found and int(found.group(1)) in attempts.STORAGE_ERRNOS:
+                return int(found.group(1))
+    if isinstance(exc, OSError) and exc.errno in attempts.STORAGE_ERRNOS:
+        return exc.errno
+    return None
+
+
+FIELDS = ("manifest", "games", "language", "build_log", "validation_log", "status", "error")
+"""What the stages record on a version."""
+
+
+def _conclude(version_id: int, attempt: int, work: BotVersion) -> VersionStatus:
+    """Write what the stages found, while the claim holds; validate or activate. Commits."""
+    version = preparing.held(version_id, attempt)
+    if version is None:
+        return VersionStatus.BUILDING
+    for name in FIELDS:
+        setattr(version, name, getattr(work, name))
+    if version.status == VersionStatus.REJECTED:
         db.session.commit()
         return version.status
-    except Exception as exc:  # a malformed manifest and the like: the owner must see it
-        _reject(version, f"{type(exc).__name__}: {exc}")
-        db.session.commit()
-        return version.status
+    version.error = None
     return _start_validation(version)
 
 

@@ -30,7 +30,7 @@ from arena.protocol import (
     decode_bot_message,
     encode,
 )
-from sandbox.base import Limits, Sandbox
+from sandbox.base import Limits, Sandbox, SandboxError
 from web.services.seeds import new_seed
 
 MAX_SCAN_STEPS = 400
@@ -141,10 +141,15 @@ def run_selftest(
     timeout: float = 5.0,
     limits: Limits | None = None,
 ) -> SelfTestReport:
-    """Start the bot and put it through the edge cases; never raises for a bot's misbehaviour."""
+    """Start the bot and put it through the edge cases; never raises for a bot's misbehaviour.
+
+    ``SandboxError`` (the sandbox itself failing, not the bot) propagates: the platform's fault.
+    """
     report = SelfTestReport()
     try:
         process = sandbox.spawn(manifest.path, manifest.run, limits or Limits(), slot=0)
+    except SandboxError:
+        raise
     except Exception as exc:  # the bot cannot even start: that is the verdict
         report.fail(f"could not start {' '.join(manifest.run)}: {exc}")
         return report
