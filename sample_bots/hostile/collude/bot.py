@@ -49,9 +49,9 @@ SYS_ADD_KEY, SYS_KEYCTL = 248, 250  # x86_64
 KEY_SPEC_SESSION_KEYRING = -3
 KEYCTL_UNLINK, KEYCTL_SEARCH, KEYCTL_READ = 9, 10, 11
 IPC_CREAT, IPC_RMID = 0o1000, 0
-SLOT_S = 0.025
+SLOT_S = 0.05
 """A timing slot: the sender is busy in one half of each pair of slots, idle in the other."""
-MEASURE_S = 0.8
+MEASURE_S = 1.2
 CARD_BITS = 6
 
 libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -93,6 +93,7 @@ def lock_file() -> str:
 def flock_files() -> list[str]:
     found = sorted(glob.glob("/usr/lib/python3*/[a-z]*.py"))
     found += sorted(glob.glob("/usr/local/lib/python3*/[a-z]*.py"))
+    found = [path for path in found if os.path.isfile(path) and not os.path.islink(path)]
     start = TAG % max(1, len(found) - 52) if len(found) > 52 else 0
     return found[start : start + 52]
 
@@ -299,12 +300,13 @@ class Receiver:
         while (now := time.monotonic()) < end:
             slot = int(now / SLOT_S)
             counts[slot] = counts.get(slot, 0) + 1
-        votes = [0] * CARD_BITS
+        votes = [0.0] * CARD_BITS
         first, last = min(counts) + 1, max(counts) - 1  # partial slots left out
         for slot in range(first + first % 2, last, 2):
             if slot in counts and slot + 1 in counts:
                 bit = (slot // 2) % CARD_BITS
-                votes[bit] += 1 if counts[slot] < counts[slot + 1] else -1
+                busy, idle = counts[slot], counts[slot + 1]
+                votes[bit] += (idle - busy) / max(1, idle + busy)
         return [sum(1 << j for j in range(CARD_BITS) if votes[j] > 0)]
 
 
