@@ -200,7 +200,8 @@ def main() -> None:
             if args.no_pin:
                 os.sched_setaffinity(0, every_core)
             runner, exchange = runner_pass(game, args.seed, bot, pin=not args.no_pin)
-            for key, values in zip(figures, (engine, floor, exchange, runner), strict=True):
+            passes = (engine, floor, exchange, runner)
+            for key, values in zip(("engine", "floor", "exchange", "runner"), passes, strict=True):
                 figures[key].append(values)
             for key, box in boxes.items():
                 figures.setdefault(key, []).append(

@@ -77,25 +77,30 @@ def start_ms(box: Sandbox, folder: Path, cpu: int) -> tuple[float, float]:
 
 def move_us(box: Sandbox, folder: Path, cpu: int, moves: int) -> tuple[float, float, str]:
     """Median microseconds for one request line and its echo, without and with freezing
-    (thaw, request, answer, freeze), alternated on one bot; and the freezer used."""
-    process = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu)
-    read_line(process)
-    plain: list[float] = []
-    frozen: list[float] = []
-    for _ in range(moves):
-        began = time.perf_counter()
-        os.write(process.stdin_fd, MESSAGE)
-        read_line(process)
-        plain.append((time.perf_counter() - began) * 1e6)
-        began = time.perf_counter()
-        process.thaw()
-        os.write(process.stdin_fd, MESSAGE)
-        read_line(process)
-        process.freeze()
-        frozen.append((time.perf_counter() - began) * 1e6)
-    process.thaw()
-    process.close()
-    return statistics.median(plain), statistics.median(frozen), process.freezer
+    (thaw, request, answer, freeze), on two bots of ``box`` by turns; and the freezer used."""
+    running = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu, slot=0)
+    frozen = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu, slot=1)
+    try:
+        read_line(running)
+        read_line(frozen)
+        frozen.freeze()
+        plain_us: list[float] = []
+        frozen_us: list[float] = []
+        for _ in range(moves):
+            began = time.perf_counter()
+            os.write(running.stdin_fd, MESSAGE)
+            read_line(running)
+            plain_us.append((time.perf_counter() - began) * 1e6)
+            began = time.perf_counter()
+            frozen.thaw()
+            os.write(frozen.stdin_fd, MESSAGE)
+            read_line(frozen)
+            frozen.freeze()
+            frozen_us.append((time.perf_counter() - began) * 1e6)
+    finally:
+        running.close()
+        frozen.close()
+    return statistics.median(plain_us), statistics.median(frozen_us), frozen.freezer
 
 
 def backends() -> dict[str, Callable[[], Sandbox]]:

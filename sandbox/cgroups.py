@@ -8,8 +8,10 @@ holds. The bot joins its groups itself, from ``preexec_fn``, before it drops roo
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
+import functools
 import itertools
 import os
 import signal
@@ -330,6 +332,8 @@ class Freezer:
             fd = os.open(path / (V2_FREEZE if v2 else V1_STATE), os.O_WRONLY | os.O_CLOEXEC)
         except OSError:
             return None
+        if not v2:
+            _hold_v1_freezer_on(os.getpid())
         return cls(path, fd, v2=v2)
 
     def freeze(self) -> None:
@@ -378,6 +382,37 @@ class Freezer:
 
 V1_STATE, V1_FROZEN, V1_THAWED = "freezer.state", b"FROZEN", b"THAWED"
 V2_FREEZE, V2_FROZEN, V2_THAWED = "cgroup.freeze", b"1", b"0"
+
+
+PILOT = "freezer-pilot"
+
+
+@functools.cache
+def _hold_v1_freezer_on(pid: int) -> None:
+    """Keep one empty group of this process frozen, for as long as it runs.
+
+    The kernel switches its v1 freezer code on when a first group anywhere freezes and off when
+    the last one thaws, and each switch patches kernel code (about 80 µs). With a group that
+    always stays frozen, freezing and thawing a bot is a mere state change (about 10 µs).
+    The group is named after ``pid``, so a referee that dies leaves it to ``sweep_stale``.
+    """
+    mount = find_hierarchies().v1.get("freezer")
+    if mount is None:
+        return
+    path = mount / ROOT_NAME / f"{pid}-{PILOT}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        (path / V1_STATE).write_bytes(V1_FROZEN)
+    except OSError:
+        remove_group_dir(path)
+        return
+    atexit.register(_drop_pilot, path, pid)
+
+
+def _drop_pilot(path: Path, pid: int) -> None:
+    if os.getpid() == pid:  # not in a forked child that inherited the exit handler
+        thaw_group(path)
+        remove_group_dir(path)
 
 
 def thaw_group(path: Path) -> None:

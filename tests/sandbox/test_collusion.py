@@ -48,6 +48,9 @@ CHANCE = HAND / UNSEEN
 """The probability that a guess made without a channel names one of seat 0's cards (at most)."""
 ALPHA = 1e-6
 """How rarely a closed channel may fail the test by bad luck (all channels together)."""
+CONTROL_ALPHA = 1e-3
+"""How unlikely by chance a control's count must be for the channel to count as carrying the
+hand. Lower than ``ALPHA``'s level: a timing channel is weak on a heavily loaded machine."""
 MIN_SCORED = DEALS * 2 // 3
 """Deals that must have a scored guess for the match to count at all."""
 
@@ -69,10 +72,10 @@ def binomial_tail(n: int, p: float, k: int) -> float:
     return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1))
 
 
-def threshold(n: int) -> int:
-    """The fewest right guesses out of ``n`` that chance reaches with probability < ALPHA/|C|."""
+def threshold(n: int, alpha: float = ALPHA / len(CHANNELS)) -> int:
+    """The fewest right guesses out of ``n`` that chance reaches with probability < ``alpha``."""
     k = 0
-    while binomial_tail(n, CHANCE, k) >= ALPHA / len(CHANNELS):
+    while binomial_tail(n, CHANCE, k) >= alpha:
         k += 1
     return k
 
@@ -189,10 +192,10 @@ def test_every_channel_carries_the_hand_where_nothing_isolates(channel: str) -> 
     # untrusted code with the ``none`` backend.
     result = tally("none")
     assert result.scored[channel] >= MIN_SCORED
-    assert result.right[channel] >= threshold(result.scored[channel]), result
+    assert result.right[channel] >= threshold(result.scored[channel], CONTROL_ALPHA), result
 
 
 def test_the_timing_channel_carries_the_hand_where_bots_are_not_frozen() -> None:
     result = tally("bwrap-unfrozen")
     assert result.scored["timing"] >= MIN_SCORED
-    assert result.right["timing"] >= threshold(result.scored["timing"]), result
+    assert result.right["timing"] >= threshold(result.scored["timing"], CONTROL_ALPHA), result

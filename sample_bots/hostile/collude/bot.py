@@ -51,7 +51,7 @@ KEYCTL_UNLINK, KEYCTL_SEARCH, KEYCTL_READ = 9, 10, 11
 IPC_CREAT, IPC_RMID = 0o1000, 0
 SLOT_S = 0.05
 """A timing slot: the sender is busy in one half of each pair of slots, idle in the other."""
-MEASURE_S = 1.2
+MEASURE_S = 1.6
 CARD_BITS = 6
 
 libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
