@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from sandbox import get_sandbox
 from sandbox.base import BotProcess, Exit, Limits, Sandbox
 from sandbox.bwrap import UID_BASE as BWRAP_UID_BASE
 from sandbox.bwrap import BwrapSandbox
+from sandbox.cgroups import PILOT, ROOT_NAME, Cgroup, CgroupLimits, find_hierarchies, sweep_stale
 from sandbox.docker import UID_BASE as DOCKER_UID_BASE
 from sandbox.docker import DockerSandbox
 from tests.sandbox.conftest import BotMaker, Scene
@@ -254,3 +257,77 @@ def test_the_referee_freezes_a_bot_during_the_other_seats_turns(
     running = idle_counts(unfrozen(any_sandbox), ponder_bot, slow)
     assert frozen[0] * 4 < running[0], (frozen, running)
     assert frozen[1] * 4 < running[1], (frozen, running)
+
+
+# --- the cgroup freezer itself ------------------------------------------------------------------
+
+
+def freezer_hierarchy() -> Path:
+    """The v1 freezer hierarchy's root of our groups, or a skip."""
+    mount = find_hierarchies().v1.get("freezer")
+    if mount is None or not os.access(mount, os.W_OK):
+        pytest.skip("no writable v1 freezer hierarchy here")
+    return mount / ROOT_NAME
+
+
+def sleepers(group: Cgroup) -> subprocess.Popen[bytes]:
+    """A shell with two sleeping children, all in ``group``; waits until all three are in."""
+    child = subprocess.Popen(
+        ["/bin/sh", "-c", "sleep 600 & sleep 600 & wait"], preexec_fn=group.attach_self
+    )
+    wait_for(lambda: len(group.members()) >= 3, "the sleepers to start")
+    return child
+
+
+def test_killing_a_frozen_group_leaves_no_member() -> None:
+    freezer_hierarchy()
+    group = Cgroup(f"{os.getpid()}-freeze-test", CgroupLimits(freezer=True))
+    assert group.freezer is not None
+    child = sleepers(group)
+    try:
+        group.freezer.freeze()
+        wait_for(group.freezer.settled, "the group to freeze")
+        group.kill_all()
+        assert group.members() == set()
+        assert child.wait(WAIT_S) == -9
+    finally:
+        child.kill()
+        child.wait()
+        group.remove()
+
+
+def test_a_group_left_frozen_by_a_dead_referee_is_swept() -> None:
+    root = freezer_hierarchy()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    group = Cgroup(f"{dead.pid}-freeze-test", CgroupLimits(freezer=True))
+    assert group.freezer is not None
+    child = sleepers(group)
+    try:
+        group.freezer.freeze()
+        wait_for(group.freezer.settled, "the group to freeze")
+        for pid in group.members():
+            os.kill(pid, signal.SIGKILL)  # what bubblewrap's die-with-parent sends: held
+        assert len(group.members()) == 3  # a v1 freezer holds them until it thaws
+        group.freezer.close()
+
+        def swept() -> bool:
+            sweep_stale()
+            return not (root / group.name).exists()
+
+        wait_for(swept, "the sweep to thaw and remove the group")
+        assert child.wait(WAIT_S) == -9
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_one_empty_group_stays_frozen_while_the_referee_runs() -> None:
+    root = freezer_hierarchy()
+    group = Cgroup(f"{os.getpid()}-freeze-test", CgroupLimits(freezer=True))
+    try:
+        pilot = root / f"{os.getpid()}-{PILOT}"
+        assert (pilot / "freezer.state").read_text().strip() == "FROZEN"
+        assert (pilot / "cgroup.procs").read_text() == ""
+    finally:
+        group.remove()
