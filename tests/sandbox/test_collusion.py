@@ -173,6 +173,7 @@ def sandbox_named(name: str) -> Sandbox:
     return backend_or_skip(name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("channel", CHANNELS)
 @pytest.mark.parametrize("backend", ["bwrap", "docker"])
 def test_no_channel_tells_the_receiver_anything(backend: str, channel: str) -> None:
@@ -186,6 +187,7 @@ def test_no_channel_tells_the_receiver_anything(backend: str, channel: str) -> N
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("channel", CHANNELS)
 def test_every_channel_carries_the_hand_where_nothing_isolates(channel: str) -> None:
     # The bots clean up after themselves here (keys, segments, files); no other test runs
@@ -195,6 +197,7 @@ def test_every_channel_carries_the_hand_where_nothing_isolates(channel: str) -> 
     assert result.right[channel] >= threshold(result.scored[channel], CONTROL_ALPHA), result
 
 
+@pytest.mark.slow
 def test_the_timing_channel_carries_the_hand_where_bots_are_not_frozen() -> None:
     result = tally("bwrap-unfrozen")
     assert result.scored["timing"] >= MIN_SCORED

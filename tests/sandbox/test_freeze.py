@@ -249,6 +249,7 @@ def idle_counts(sandbox: Sandbox, ponder_bot: Path, slow: Path) -> tuple[int, in
     return sum(int(c[0]) for c in counts), sum(int(c[1]) for c in counts)
 
 
+@pytest.mark.slow
 def test_the_referee_freezes_a_bot_during_the_other_seats_turns(
     any_sandbox: Sandbox, hostile: BotMaker, scene: Scene
 ) -> None:
