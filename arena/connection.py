@@ -124,11 +124,27 @@ class Connection:
         self.stalled = False
         self.stdout_open = True
         self.stderr_open = True
+        self.detached = False
         self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
         self._stdout_poll = select.poll()
         self._stdout_poll.register(process.stdout_fd, select.POLLIN)
         for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
             _set_nonblocking(fd)
+
+    # --- freezing -----------------------------------------------------------------------------
+
+    def freeze(self) -> None:
+        """Stop every process of the bot: it is not its turn (nothing once it is closed).
+
+        What is sent meanwhile waits in the pipe (or ``outbox``) until the bot runs again.
+        """
+        if not self.detached:
+            self.process.freeze()
+
+    def thaw(self) -> None:
+        """Let the bot run again, just before its next request is written."""
+        if not self.detached:
+            self.process.thaw()
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -327,6 +343,7 @@ class Connection:
 
     def detach(self) -> None:
         """Stop using the pipes (the process is closed; its fd numbers may be reused)."""
+        self.detached = True
         self.stdout_open = self.stderr_open = False
         self.gone = True
         self.outbox.clear()

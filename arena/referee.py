@@ -9,6 +9,10 @@ Failure rule: on a timeout, an illegal action, invalid output or an output flood
 match, as do a crash or an init failure at once. A forfeited seat's process is killed, its later
 turns are played with the default action, and it is ranked last.
 
+Freezing rule: a bot's processes are frozen (``BotProcess.freeze``) from the moment its ``ready``
+or its answer arrives until just before its next request is written, so no bot runs on another
+one's time; all are thawed at the match's end to read ``shutdown``.
+
 ``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
 """
 
@@ -223,6 +227,7 @@ class Referee:
     def _await_ready(self, seat: Seat, deadline: float | None) -> None:
         assert seat.conn is not None
         event = seat.conn.read_line(deadline, self._others(seat))
+        seat.conn.freeze()  # ready (or not): nothing to do until its first request
         if event is not ReadEvent.LINE:
             self._forfeit(seat, SeatStatus.INIT_FAILURE, f"no ready after hello ({event})")
             return
@@ -245,6 +250,7 @@ class Referee:
         deadline = time.perf_counter() + SHUTDOWN_GRACE_S
         for seat in live:
             assert seat.conn is not None
+            seat.conn.thaw()  # the match is over: each bot may read its last messages and exit
             seat.conn.send(encode(Shutdown()))
         for seat in self.seats:
             if seat.conn is not None:
@@ -315,10 +321,12 @@ class Referee:
             time_left_ms=round(seat.bank_s * 1000),
             move_ms=round(self.tc.move_s * 1000),
         ))  # fmt: skip
+        seat.conn.thaw()  # frozen since its last answer; thawing is not on its clock
         started = time.perf_counter()  # the bot's clock starts once its request is ready
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
         reply, status, message = self._exchange(seat, request, deadline)
         elapsed = time.perf_counter() - started
+        seat.conn.freeze()  # not its turn any more (answer, timeout or failure alike)
         self._charge(seat, elapsed)
         action: Action | None = None
         if reply is not None:

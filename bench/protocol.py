@@ -12,6 +12,11 @@ Figures measured in one run, on one core, for the same moves and the same reques
 - runner per move: the time between successive decisions in that match, everything included
   (engine, exchange, policing, replay recording).
 
+Freezing: the same match is also played under bubblewrap (where bots are frozen between their
+turns, as in production) and under bubblewrap with freezing off, in alternate passes; the whole
+per-move time of each, and ``freeze_ratio=<with freezing / without>`` (the median over rounds
+of each round's ratio of medians), measure what freezing costs a move. ``--no-bwrap`` skips it.
+
 The bot answers every request with index 0. Last line: ``ratio=<runner exchange / floor>``,
 the median over rounds of each round's ratio of medians (a round's floor and runner passes run
 back to back, so they share the machine's load even when it changes between rounds);
@@ -45,6 +50,8 @@ from arena.protocol import Hello, Request, TimeInfo, encode  # noqa: E402
 from arena.replay import Step  # noqa: E402
 from arena.runner import TimeControl, run_match  # noqa: E402
 from sandbox import get_sandbox  # noqa: E402
+from sandbox.base import Sandbox  # noqa: E402
+from sandbox.bwrap import BwrapSandbox  # noqa: E402
 
 Times = list[float]
 
@@ -144,7 +151,9 @@ def round_trip(out_fd: int, in_fd: int, line: bytes) -> bytes:
     return answer
 
 
-def runner_pass(game: Game, seed: int, bot: Path, pin: bool) -> tuple[list[float], list[float]]:
+def runner_pass(
+    game: Game, seed: int, bot: Path, pin: bool, sandbox: Sandbox | None = None
+) -> tuple[list[float], list[float]]:
     """Play the match through the runner; per-move times and exchange times, in seconds."""
     stamps: list[float] = []
 
@@ -157,7 +166,7 @@ def runner_pass(game: Game, seed: int, bot: Path, pin: bool) -> tuple[list[float
         game,
         [manifest] * game.players,
         seed,
-        sandbox=get_sandbox("none"),
+        sandbox=sandbox or get_sandbox("none"),
         time_control=TimeControl(),
         on_step=on_step,
         pin_cpu=pin,
@@ -176,11 +185,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5, help="floor and runner passes, alternated")
     parser.add_argument("--no-pin", action="store_true", help="let the runner use every core")
+    parser.add_argument("--no-bwrap", action="store_true", help="skip the freezing passes")
     args = parser.parse_args()
     game = make_game(args.game, players=args.players, params={"deals": args.deals})
     every_core = os.sched_getaffinity(0)
     core = sorted(every_core)[os.getpid() % len(every_core)]
     figures: dict[str, list[Times]] = {"engine": [], "floor": [], "exchange": [], "runner": []}
+    boxes = freezing_boxes(args.no_bwrap)
     with tempfile.TemporaryDirectory() as tmp:
         bot = write_bot(Path(tmp))
         for _ in range(args.rounds):  # alternating passes share the same background load
@@ -189,8 +200,13 @@ def main() -> None:
             if args.no_pin:
                 os.sched_setaffinity(0, every_core)
             runner, exchange = runner_pass(game, args.seed, bot, pin=not args.no_pin)
-            for key, values in zip(figures, (engine, floor, exchange, runner), strict=True):
+            passes = (engine, floor, exchange, runner)
+            for key, values in zip(("engine", "floor", "exchange", "runner"), passes, strict=True):
                 figures[key].append(values)
+            for key, box in boxes.items():
+                figures.setdefault(key, []).append(
+                    runner_pass(game, args.seed, bot, not args.no_pin, box)[0]
+                )
     moves = len(figures["floor"][0])
     print(f"{args.game}, {args.players} players, {args.deals} deals: {moves} moves x {args.rounds}")
     medians = {
@@ -201,16 +217,37 @@ def main() -> None:
         "floor": "floor (raw pipes)",
         "exchange": "runner exchange",
         "runner": "runner per move",
+        "bwrap": "bwrap, unfrozen, move",
+        "bwrap-frozen": "bwrap, frozen, move",
     }
     for key, label in labels.items():
-        print(f"{label:24s}median {medians[key] * 1e6:7.1f} us")
+        if key in medians:
+            print(f"{label:24s}median {medians[key] * 1e6:7.1f} us")
     paired = [
         statistics.median(exchange) / statistics.median(floor)
         for exchange, floor in zip(figures["exchange"], figures["floor"], strict=True)
     ]
     print("per-round ratios " + " ".join(f"{r:.2f}" for r in paired))
     print(f"full_ratio={medians['runner'] / medians['floor']:.2f}")
+    if boxes:
+        frozen = [
+            statistics.median(a) / statistics.median(b)
+            for a, b in zip(figures["bwrap-frozen"], figures["bwrap"], strict=True)
+        ]
+        print("freezing per-round ratios " + " ".join(f"{r:.2f}" for r in frozen))
+        print(f"freeze_ratio={statistics.median(frozen):.2f}")
     print(f"ratio={statistics.median(paired):.2f}")
+
+
+def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
+    """bubblewrap without and with freezing, if it runs here (else nothing, and why)."""
+    if skip:
+        return {}
+    reason = BwrapSandbox.available()
+    if reason is not None:
+        print(f"# freezing not measured: {reason}")
+        return {}
+    return {"bwrap": BwrapSandbox(freeze=False), "bwrap-frozen": BwrapSandbox()}
 
 
 if __name__ == "__main__":

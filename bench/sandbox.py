@@ -9,9 +9,15 @@ file descriptors the runner uses. The referee and the bots share one core, as in
 Medians; runs are interleaved so that a noisy machine affects every backend alike. Docker is
 measured only if an engine is reachable.
 
+Freezing: for each backend that freezes, the same bot also answers moves where, as in a match,
+it is thawed before the request and frozen again once its answer is read; frozen and plain
+moves alternate on one bot, so both see the same load. The second table gives both medians, the
+freezer used and their ratio (the cost of freezing per move).
+
     .venv/bin/python bench/sandbox.py [--starts 30] [--moves 3000] [--docker-starts 10]
 
-The last line is ``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>``.
+The last lines are ``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>`` and
+``freeze_ratio=<bwrap move with freezing / without>``.
 """
 
 from __future__ import annotations
@@ -69,18 +75,32 @@ def start_ms(box: Sandbox, folder: Path, cpu: int) -> tuple[float, float]:
     return elapsed, (spawn_cpu + process.usage().cpu_seconds) * 1000
 
 
-def move_us(box: Sandbox, folder: Path, cpu: int, moves: int) -> float:
-    """Median microseconds for one request line and its echo."""
-    process = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu)
-    read_line(process)
-    times = []
-    for _ in range(moves):
-        began = time.perf_counter()
-        os.write(process.stdin_fd, MESSAGE)
-        read_line(process)
-        times.append((time.perf_counter() - began) * 1e6)
-    process.close()
-    return statistics.median(times)
+def move_us(box: Sandbox, folder: Path, cpu: int, moves: int) -> tuple[float, float, str]:
+    """Median microseconds for one request line and its echo, without and with freezing
+    (thaw, request, answer, freeze), on two bots of ``box`` by turns; and the freezer used."""
+    running = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu, slot=0)
+    frozen = box.spawn(folder, ["python3", "bot.py"], LIMITS, cpu=cpu, slot=1)
+    try:
+        read_line(running)
+        read_line(frozen)
+        frozen.freeze()
+        plain_us: list[float] = []
+        frozen_us: list[float] = []
+        for _ in range(moves):
+            began = time.perf_counter()
+            os.write(running.stdin_fd, MESSAGE)
+            read_line(running)
+            plain_us.append((time.perf_counter() - began) * 1e6)
+            began = time.perf_counter()
+            frozen.thaw()
+            os.write(frozen.stdin_fd, MESSAGE)
+            read_line(frozen)
+            frozen.freeze()
+            frozen_us.append((time.perf_counter() - began) * 1e6)
+    finally:
+        running.close()
+        frozen.close()
+    return statistics.median(plain_us), statistics.median(frozen_us), frozen.freezer
 
 
 def backends() -> dict[str, Callable[[], Sandbox]]:
@@ -99,10 +119,12 @@ def backends() -> dict[str, Callable[[], Sandbox]]:
     return found
 
 
-def measure(
-    args: argparse.Namespace, folder: Path, cpu: int
-) -> dict[str, tuple[float, float, float]]:
-    """Per backend: median start ms, median start CPU ms, median move µs."""
+Figures = tuple[float, float, tuple[float, float, str]]
+
+
+def measure(args: argparse.Namespace, folder: Path, cpu: int) -> dict[str, Figures]:
+    """Per backend: median start ms, median start CPU ms, median move µs (without and with
+    freezing) and the freezer."""
     boxes = {name: make() for name, make in backends().items()}
     starts: dict[str, list[tuple[float, float]]] = {name: [] for name in boxes}
     for round_ in range(args.starts):
@@ -139,20 +161,30 @@ def main() -> int:
     finally:
         os.sched_setaffinity(0, before)
         shutil.rmtree(folder, ignore_errors=True)
-    plain_start, plain_cpu, plain_move = results["plain"]
+    plain_start, plain_cpu, (plain_move, _, _) = results["plain"]
     print(
         f"{'backend':<18} {'start ms':>9} {'x plain':>8} {'cpu ms':>8} {'x plain':>8} "
         f"{'move us':>9} {'x plain':>8}"
     )
-    for name, (start, cpu_ms, move) in results.items():
+    for name, (start, cpu_ms, (move, _, _)) in results.items():
         print(
             f"{name:<18} {start:9.1f} {start / plain_start:8.2f} {cpu_ms:8.1f} "
             f"{cpu_ms / plain_cpu:8.2f} {move:9.1f} {move / plain_move:8.2f}"
         )
+    print_freezing(results)
     if "bwrap" in results:
-        bwrap_start, bwrap_cpu, _ = results["bwrap"]
+        bwrap_start, bwrap_cpu, (move, frozen, _) = results["bwrap"]
         print(f"ratio={bwrap_start / plain_start:.2f} cpu_ratio={bwrap_cpu / plain_cpu:.2f}")
+        print(f"freeze_ratio={frozen / move:.2f}")
     return 0
+
+
+def print_freezing(results: dict[str, Figures]) -> None:
+    """Per-move cost with freezing next to the same moves without, per backend."""
+    print()
+    print(f"{'backend':<18} {'freezer':>8} {'move us':>9} {'frozen us':>10} {'ratio':>6}")
+    for name, (_, _, (move, frozen, freezer)) in results.items():
+        print(f"{name:<18} {freezer:>8} {move:9.1f} {frozen:10.1f} {frozen / move:6.2f}")
 
 
 if __name__ == "__main__":

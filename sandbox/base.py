@@ -100,6 +100,9 @@ class BotProcess(ABC):
     stdout_fd: int
     stderr_fd: int
 
+    freezer: str = "none"
+    """How ``freeze`` stops the bot: ``cgroup``, ``signals``, ``engine`` or ``none``."""
+
     @property
     @abstractmethod
     def pid(self) -> int | None:
@@ -124,6 +127,18 @@ class BotProcess(ABC):
     def close(self) -> None:
         """Kill if still running and release every resource (fds, cgroups, containers)."""
         self.kill()
+
+    def freeze(self) -> None:
+        """Stop every process and thread of the bot until ``thaw`` (it is not its turn).
+
+        The runner freezes a bot as soon as its answer arrives and thaws it just before its
+        next request is written, so a bot uses no CPU and learns nothing on other bots' time.
+        A frozen bot can still be killed (``kill``/``close`` see to it). Never raises; the
+        base class does nothing (``freezer`` says ``none``).
+        """
+
+    def thaw(self) -> None:
+        """Let a frozen bot run again; nothing if it is not frozen or has ended."""
 
 
 class Sandbox(ABC):
@@ -163,7 +178,11 @@ class Sandbox(ABC):
 
     @abstractmethod
     def enforced(self, limits: Limits) -> dict[str, bool]:
-        """Which of ``limits`` (and isolation properties) this backend really enforces here."""
+        """Which of ``limits`` (and isolation properties) this backend really enforces here.
+
+        ``freeze`` is true when ``BotProcess.freeze`` stops every process of a bot, whatever
+        it forks or however it detaches, so that nothing of it runs between its turns.
+        """
 
     @classmethod
     def available(cls) -> str | None:

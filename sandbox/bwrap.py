@@ -131,6 +131,52 @@ def _children(pid: int) -> set[int]:
         return set()
 
 
+def descendants(root: int) -> set[int]:
+    """Every process below ``root``, through the children of each of their threads."""
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            for child in _thread_children(pid, tid) - found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _thread_children(pid: int, tid: str) -> set[int]:
+    try:
+        return {int(p) for p in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()}
+    except (OSError, ValueError):
+        return set()
+
+
+SIGNAL_ROUNDS = 100
+"""Walks of a sandbox's process tree per freeze or thaw, at most (each finds the newcomers)."""
+
+
+def signal_tree(root: int, sig: int) -> None:
+    """Send ``sig`` to every process below ``root``, walking again until no new one appears.
+
+    The bot is pid 1 of its own pid namespace, so whatever it forks, even a child that starts
+    a session of its own or whose parent exits, stays below bubblewrap. A process with a stop
+    signal pending cannot fork (the kernel restarts the fork after the stop), so the walks end.
+    """
+    done: set[int] = set()
+    for _ in range(SIGNAL_ROUNDS):
+        new = descendants(root) - done
+        if not new:
+            return
+        for pid in new:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        done |= new
+
+
 def _capped(limit: tuple[int, int]) -> tuple[int, int]:
     """``limit`` lowered to fit under the current hard limit."""
     _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -161,6 +207,7 @@ class BwrapProcess(BotProcess):
         self._rusage: resource.struct_rusage | None = None
         self._closed = False
         self._final: Usage | None = None
+        self._frozen = False
 
     @property
     def pid(self) -> int | None:
@@ -171,6 +218,8 @@ class BwrapProcess(BotProcess):
         return self._popen.returncode
 
     def kill(self) -> None:
+        if self._frozen:
+            self._kill_frozen()
         if self.poll() is None:
             self._kill_inside()
         if self.poll() is None:  # once reaped, its process group id may belong to another
@@ -254,6 +303,43 @@ class BwrapProcess(BotProcess):
             return Exit.KILLED
         return Exit.EXITED
 
+    # -- freezing (between the bot's turns) --------------------------------------------------
+    def freeze(self) -> None:
+        if self.freezer == "cgroup":
+            assert self._cgroup is not None and self._cgroup.freezer is not None
+            self._cgroup.freezer.freeze()
+        elif self.freezer == "signals":
+            signal_tree(self._popen.pid, signal.SIGSTOP)
+        else:
+            return
+        self._frozen = True
+
+    def thaw(self) -> None:
+        if not self._frozen:
+            return
+        self._frozen = False
+        if self.freezer == "cgroup":
+            assert self._cgroup is not None and self._cgroup.freezer is not None
+            self._cgroup.freezer.thaw()
+        else:
+            signal_tree(self._popen.pid, signal.SIGCONT)
+
+    def _kill_frozen(self) -> None:
+        """Kill a frozen bot where it stands, so that it never runs again.
+
+        A process stopped by a signal dies of SIGKILL at once, but one in a v1 frozen cgroup
+        dies only once thawed: every member but bubblewrap (which must live to reap the bot)
+        is killed first, then the group thaws.
+        """
+        self._frozen = False
+        if self.freezer != "cgroup" or self._cgroup is None or self._cgroup.freezer is None:
+            return
+        for pid in self._cgroup.members() - {self._popen.pid}:
+            self._killed = True
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        self._cgroup.freezer.thaw()
+
     def close(self) -> None:
         self.kill()
         if self._closed:
@@ -276,13 +362,15 @@ class BwrapSandbox(Sandbox):
     name = "bwrap"
     isolates = True
 
-    def __init__(self, *, seccomp: bool = True, cgroups: bool = True) -> None:
+    def __init__(self, *, seccomp: bool = True, cgroups: bool = True, freeze: bool = True) -> None:
         exe = bwrap_path()
         if exe is None:
             raise SandboxError(MISSING)
         self.exe = exe
         self.use_seccomp = seccomp
         self.use_cgroups = cgroups
+        self.use_freeze = freeze
+        """False only to measure what freezing costs: bots then run between their turns."""
         if cgroups:
             _sweep_once()
 
@@ -300,7 +388,7 @@ class BwrapSandbox(Sandbox):
     def cgroup_for(self, limits: Limits, slot: int) -> Cgroup | None:
         if not self.use_cgroups:
             return None
-        wanted = CgroupLimits(limits.memory_mb << 20, limits.processes, CPU_SHARE)
+        wanted = CgroupLimits(limits.memory_mb << 20, limits.processes, CPU_SHARE, self.use_freeze)
         group = Cgroup.for_slot(slot, wanted)
         if not group.dirs:
             group.remove()  # gives a lease back, if one was taken
@@ -342,10 +430,18 @@ class BwrapSandbox(Sandbox):
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        return BwrapProcess(popen, cgroup, limits, staged)
+        return self._with_freezer(BwrapProcess(popen, cgroup, limits, staged), cgroup)
 
     def writer_uid(self, slot: int) -> int | None:
         return self.host_uid(slot)
+
+    def _with_freezer(self, process: BwrapProcess, cgroup: Cgroup | None) -> BwrapProcess:
+        """Choose how ``process`` is frozen between turns: its cgroup's freezer where it has
+        one, else stop signals to every process of the sandbox (its own pid namespace)."""
+        if self.use_freeze:
+            has_freezer = cgroup is not None and cgroup.freezer is not None
+            process.freezer = "cgroup" if has_freezer else "signals"
+        return process
 
     @staticmethod
     def _stage(bot_dir: Path, uid: int | None, writable: bool) -> Path | None:
@@ -376,6 +472,7 @@ class BwrapSandbox(Sandbox):
             "cpu_share": held.get("cpu_share", False),
             "kill_tree": True,
             "separate_uid": setuid,
+            "freeze": self.use_freeze,
             **self.walls(),
         }
 

@@ -8,8 +8,10 @@ holds. The bot joins its groups itself, from ``preexec_fn``, before it drops roo
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
+import functools
 import itertools
 import os
 import signal
@@ -74,6 +76,8 @@ class CgroupLimits:
     memory_bytes: int | None = None
     pids: int | None = None
     cpus: float | None = None
+    freezer: bool = False
+    """Whether the group should be able to stop every member at once (``Cgroup.freezer``)."""
 
 
 class Cgroup:
@@ -94,6 +98,7 @@ class Cgroup:
         self.pids: Path | None = None
         self.cpu: Path | None = None
         self.unified: Path | None = None
+        self.freezer: Freezer | None = None
         self._lease = lease
         self._oom_kills_before = 0
         self._setup(limits)
@@ -136,10 +141,25 @@ class Cgroup:
             self.pids = self._controller("pids", [("pids.max", str(limits.pids))])
         if limits.cpus is not None:
             self.cpu = self._controller("cpu", self._cpu_writes(limits.cpus))
+        if limits.freezer:
+            self.freezer = self._freezer_group()
         # Every extra hierarchy costs an attach at each start (several ms on a busy host), so
         # a bare v2 tree is joined only when nothing else can list (and kill) the bot's tree.
         if not self.dirs and self.found.v2 is not None:
             self._v2_group([])
+
+    def _freezer_group(self) -> Freezer | None:
+        """A freezer for the group: the v1 ``freezer`` hierarchy, else the v2 tree's own.
+
+        A reused group may have been left frozen by a referee that died: it starts thawed.
+        """
+        if "freezer" in self.found.v1:
+            path = self._v1_group("freezer", [(V1_STATE, V1_THAWED.decode())])
+            return Freezer.open(path, v2=False) if path is not None else None
+        if self.found.v2 is None:
+            return None
+        path = self._v2_group([(V2_FREEZE, V2_THAWED.decode())])
+        return Freezer.open(path, v2=True) if path is not None else None
 
     def _memory_writes(self, limit: int) -> Writes:
         if "memory" in self.found.v1:
@@ -241,6 +261,8 @@ class Cgroup:
             for pid in pids:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
+            if self.freezer is not None:
+                self.freezer.thaw()  # a v1 freezer holds a killed member until it thaws
             time.sleep(0.005)
 
     def oom_killed(self) -> bool:
@@ -270,6 +292,9 @@ class Cgroup:
         """Kill what is left, then delete the groups (or hand a slot's lasting ones back)."""
         if self.dirs:
             self.kill_all()
+        if self.freezer is not None:
+            self.freezer.close()
+            self.freezer = None
         if self._lease is not None:
             os.close(self._lease)  # the groups stay for the slot's next bot
             self._lease = None
@@ -281,6 +306,120 @@ class Cgroup:
                     break
                 time.sleep(0.005)
         self.dirs.clear()
+
+
+class Freezer:
+    """The freezer of one cgroup: stops (and resumes) every process in it and below, at once.
+
+    v1: ``freezer.state`` (``FROZEN``/``THAWED``); v2: ``cgroup.freeze`` (``1``/``0``). Both
+    are hierarchical, cover every thread and every process forked later, and cannot be left by
+    a member. The state file stays open: a change is one ``write`` (the kernel stops the members
+    as they next leave the kernel, without waiting for them). A v1 freezer holds a killed
+    member until it thaws: ``kill_members`` thaws after killing.
+    """
+
+    def __init__(self, path: Path, fd: int, *, v2: bool) -> None:
+        self.path = path
+        self.v2 = v2
+        self.frozen = False
+        self._fd: int | None = fd
+        self._words = (V2_FROZEN, V2_THAWED) if v2 else (V1_FROZEN, V1_THAWED)
+
+    @classmethod
+    def open(cls, path: Path, *, v2: bool) -> Freezer | None:
+        """The freezer of the group at ``path``, or None if it has none we may write."""
+        try:
+            fd = os.open(path / (V2_FREEZE if v2 else V1_STATE), os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+        if not v2:
+            _hold_v1_freezer_on(os.getpid())
+        return cls(path, fd, v2=v2)
+
+    def freeze(self) -> None:
+        self._write(self._words[0])
+        self.frozen = True
+
+    def thaw(self) -> None:
+        self._write(self._words[1])
+        self.frozen = False
+
+    def _write(self, word: bytes) -> None:
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):  # the group is gone: so are its members
+            os.write(self._fd, word)
+
+    def settled(self) -> bool:
+        """True once every member is really stopped (a freeze takes effect asynchronously)."""
+        try:
+            if self.v2:
+                return _keyed(self.path / "cgroup.events").get("frozen") == 1
+            return (self.path / V1_STATE).read_bytes().strip() == V1_FROZEN
+        except OSError:
+            return False
+
+    def members(self) -> set[int]:
+        """Host pids in the group and every group below it."""
+        found: set[int] = set()
+        for procs in self.path.rglob("cgroup.procs"):
+            with contextlib.suppress(OSError, ValueError):
+                found.update(int(p) for p in procs.read_text().split())
+        return found
+
+    def kill_members(self) -> None:
+        """SIGKILL every member, then thaw so that frozen ones really die."""
+        for pid in self.members():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        self.thaw()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+V1_STATE, V1_FROZEN, V1_THAWED = "freezer.state", b"FROZEN", b"THAWED"
+V2_FREEZE, V2_FROZEN, V2_THAWED = "cgroup.freeze", b"1", b"0"
+
+
+PILOT = "freezer-pilot"
+
+
+@functools.cache
+def _hold_v1_freezer_on(pid: int) -> None:
+    """Keep one empty group of this process frozen, for as long as it runs.
+
+    The kernel switches its v1 freezer code on when a first group anywhere freezes and off when
+    the last one thaws, and each switch patches kernel code (about 80 µs). With a group that
+    always stays frozen, freezing and thawing a bot is a mere state change (about 10 µs).
+    The group is named after ``pid``, so a referee that dies leaves it to ``sweep_stale``.
+    """
+    mount = find_hierarchies().v1.get("freezer")
+    if mount is None:
+        return
+    path = mount / ROOT_NAME / f"{pid}-{PILOT}"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        (path / V1_STATE).write_bytes(V1_FROZEN)
+    except OSError:
+        remove_group_dir(path)
+        return
+    atexit.register(_drop_pilot, path, pid)
+
+
+def _drop_pilot(path: Path, pid: int) -> None:
+    if os.getpid() == pid:  # not in a forked child that inherited the exit handler
+        thaw_group(path)
+        remove_group_dir(path)
+
+
+def thaw_group(path: Path) -> None:
+    """Thaw the group at ``path`` if it has a freezer (before deleting what is left of it)."""
+    for name, word in ((V1_STATE, V1_THAWED), (V2_FREEZE, V2_THAWED)):
+        with contextlib.suppress(OSError):
+            (path / name).write_bytes(word)
 
 
 def _lease(found: Hierarchies, name: str) -> int | None:
@@ -346,7 +485,10 @@ def sweep_stale(found: Hierarchies | None = None, root_name: str = ROOT_NAME) ->
 def _remove_unused(group: Path, found: Hierarchies, root_name: str) -> bool:
     owner = group.name.partition("-")[0]
     if owner.isdigit():
-        return not _alive(int(owner)) and remove_group_dir(group)
+        if _alive(int(owner)):
+            return False
+        thaw_group(group)  # members a dead referee left frozen can die and go
+        return remove_group_dir(group)
     if not group.name.startswith("slot"):
         return False
     memory = found.v1.get("memory")
@@ -354,6 +496,7 @@ def _remove_unused(group: Path, found: Hierarchies, root_name: str) -> bool:
     if lease is None:
         return False  # in use (or not ours to judge)
     try:
+        thaw_group(group)
         return remove_group_dir(group)
     finally:
         os.close(lease)

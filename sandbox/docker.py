@@ -45,7 +45,7 @@ from sandbox.base import (
     bot_folder,
     isolated_env,
 )
-from sandbox.cgroups import find_hierarchies, sweep_stale
+from sandbox.cgroups import Freezer, find_hierarchies, sweep_stale
 from sandbox.docker_account import ROOT_NAME as ACCOUNT_ROOT
 from sandbox.docker_account import ContainerAccount
 from sandbox.walls import docker_host_walls, docker_security_opt, engine_has_seccomp
@@ -188,6 +188,7 @@ class DockerProcess(BotProcess):
         self._ended = threading.Event()
         self._killed = False
         self._final: Usage | None = None
+        self._freezer: Freezer | None = None
         self._reader = threading.Thread(target=self._pump, daemon=True)
         self._waiter = threading.Thread(target=self._await_exit, daemon=True)
 
@@ -252,6 +253,7 @@ class DockerProcess(BotProcess):
     def kill(self) -> None:
         if self._ended.is_set():
             return
+        self._kill_frozen()
         self._killed = True
         with contextlib.suppress(Exception):
             self._api.kill(self.container)
@@ -289,6 +291,39 @@ class DockerProcess(BotProcess):
             return Exit.KILLED
         return Exit.EXITED
 
+    # -- freezing (between the bot's turns) --------------------------------------------------
+    def attach_freezer(self) -> None:
+        """Freeze through the parent cgroup made for the container, if it is on this host.
+
+        The engine's own pause goes through the container runtime (a process started per call,
+        and it fails outright on some kernels with a v1 freezer), so it is not used: the
+        parent group's freezer holds the container's group and everything in it.
+        """
+        account = self._account
+        if account is None:
+            return
+        found = account.found
+        if "freezer" in found.v1:
+            self._freezer = Freezer.open(found.v1["freezer"] / account.relative, v2=False)
+        elif not found.v1 and found.v2 is not None:
+            self._freezer = Freezer.open(found.v2 / account.relative, v2=True)
+        if self._freezer is not None:
+            self.freezer = "cgroup"
+
+    def freeze(self) -> None:
+        if self._freezer is not None:
+            self._freezer.freeze()
+
+    def thaw(self) -> None:
+        if self._freezer is not None and self._freezer.frozen:
+            self._freezer.thaw()
+
+    def _kill_frozen(self) -> None:
+        """Kill a frozen container's processes where they stand (a v1 freezer holds a killed
+        process until it thaws, and the engine does not know the container is frozen)."""
+        if self._freezer is not None and self._freezer.frozen:
+            self._freezer.kill_members()
+
     def close(self) -> None:
         if self._final is not None:
             return
@@ -300,6 +335,8 @@ class DockerProcess(BotProcess):
         self._final = self.usage()
         with contextlib.suppress(Exception):
             self._api.remove_container(self.container, force=True, v=True)
+        if self._freezer is not None:
+            self._freezer.close()
         if self._account is not None:
             self._account.remove()
         with contextlib.suppress(OSError):
@@ -337,8 +374,10 @@ class DockerSandbox(Sandbox):
     name = "docker"
     isolates = True
 
-    def __init__(self, image: str | None = None) -> None:
+    def __init__(self, image: str | None = None, *, freeze: bool = True) -> None:
         self.image = image or image_name()
+        self.use_freeze = freeze
+        """False only to measure what freezing costs: bots then run between their turns."""
         try:
             self.api = api_client()
         except Exception as exc:
@@ -387,6 +426,8 @@ class DockerSandbox(Sandbox):
         try:
             process = self._attach(container, account)
             process.start()
+            if self.use_freeze:
+                process.attach_freezer()
         except Exception as exc:
             with contextlib.suppress(Exception):
                 self.api.remove_container(container, force=True)
@@ -444,6 +485,7 @@ class DockerSandbox(Sandbox):
             "cpu_share": True,
             "kill_tree": True,
             "separate_uid": True,
+            "freeze": self.use_freeze and self.accounts and _freezer_mounted(),
             **self.walls(),
         }
 
@@ -474,6 +516,12 @@ def _accounting_works(api: Any) -> bool:
     found = find_hierarchies()
     mount = found.v1.get("cpuacct") or found.v2
     return driver == "cgroupfs" and mount is not None and os.access(mount, os.W_OK)
+
+
+def _freezer_mounted() -> bool:
+    """True if the engine's cgroups here have a freezer (v1 hierarchy, or a pure v2 tree)."""
+    found = find_hierarchies()
+    return "freezer" in found.v1 if found.v1 else found.v2 is not None
 
 
 def _socket_problem(host: str) -> str | None:

@@ -122,7 +122,11 @@ class PlainProcess(BotProcess):
 
 
 class PlainSandbox(Sandbox):
-    """No isolation; rlimits only. Never for untrusted bots."""
+    """No isolation; rlimits only. Never for untrusted bots.
+
+    Bots are not frozen between their turns either: a stop signal would miss whatever leaves
+    the process group, and would leave the bots stopped for good if the referee died.
+    """
 
     name = "none"
     isolates = False
@@ -170,6 +174,7 @@ class PlainSandbox(Sandbox):
             "file_size": True,
             "open_files": True,
             "tmp_space": False,
+            "freeze": False,
         }
 
 

@@ -3,6 +3,8 @@
 // Subclass Bot, implement choose(), and call run(new MyBot()). The kit speaks protocol v1: it
 // answers hello with ready, turns every request into a call to choose() and sends the answer,
 // and exits on shutdown. stdout belongs to the protocol: log with log(), which writes to stderr.
+// On the platform your bot is frozen between its turns (workers and child processes too): do
+// all thinking inside choose(), and measure time from the request.
 //
 //   const { Bot, run } = require("kozyri_bot");
 //   class First extends Bot { choose(observation, legalActions) { return 0; } }

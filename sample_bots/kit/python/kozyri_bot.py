@@ -3,7 +3,8 @@
 Subclass ``Bot``, implement ``choose`` and call ``run(MyBot())``. The kit speaks protocol v1 for
 you: it answers ``hello`` with ``ready``, turns every ``request`` into a call to ``choose`` and
 sends the answer, and exits on ``shutdown``. stdout belongs to the protocol: log with ``log()``,
-which writes to stderr.
+which writes to stderr. On the platform your bot is frozen between its turns (threads and child
+processes too): do all thinking inside ``choose``, and measure time from the request.
 
     from kozyri_bot import Bot, run
 
