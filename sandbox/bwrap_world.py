@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sandbox.base import KIT_DIR, KIT_MOUNT, Limits, SandboxError
-from sandbox.walls import MASKED_PROC
+from sandbox.walls import MASKED_DEV, MASKED_PROC, MASKED_PROC_DIRS
 
 SANDBOX_UID = 1000
 """The uid a bot sees inside its user namespace."""
@@ -122,6 +122,7 @@ def base_args(
         args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += proc_masks()
+    args += dev_masks()
     args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--bind" if writable else "--ro-bind", str(bot_dir), "/bot"]
     args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
@@ -145,6 +146,17 @@ def proc_masks() -> list[str]:
             continue
         if readable:
             args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    for name in MASKED_PROC_DIRS:
+        if os.path.isdir(f"/proc/{name}"):
+            args += ["--perms", "0555", "--tmpfs", f"/proc/{name}", "--remount-ro", f"/proc/{name}"]
+    return args
+
+
+def dev_masks() -> list[str]:
+    """Arguments that cover each device of ``MASKED_DEV`` with ``/dev/null``."""
+    args: list[str] = []
+    for path in MASKED_DEV:
+        args += ["--ro-bind", "/dev/null", path]
     return args
 
 

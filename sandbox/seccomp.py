@@ -173,6 +173,11 @@ RULES: tuple[Rule, ...] = (
         errno.ENOSYS,
         "io_uring works behind the filter's back",
     ),
+    *_each(
+        ("io_setup", "io_destroy", "io_submit", "io_cancel", "io_getevents", "io_pgetevents"),
+        errno.ENOSYS,
+        "AIO contexts come from a host-wide pool (aio-nr): filling it signals to other bots",
+    ),
     *_each(("userfaultfd",), errno.ENOSYS, "kernel-exploit helper"),
     *_each(("perf_event_open",), errno.ENOSYS, "hardware counters: a side channel"),
     *_each(("bpf",), errno.EPERM, "kernel programs"),

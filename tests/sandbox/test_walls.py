@@ -60,6 +60,7 @@ REFUSED: dict[str, int] = {
     "io_uring_setup_high": errno.ENOSYS,
     "io_uring_enter": errno.ENOSYS,
     "io_uring_register": errno.ENOSYS,
+    "io_setup": errno.ENOSYS,
     "userfaultfd": errno.ENOSYS,
     "userfaultfd_high": errno.ENOSYS,
     "perf_event_open": errno.ENOSYS,
@@ -270,6 +271,7 @@ def test_without_the_filter_the_probe_gets_through(
     assert run.results["socket_2_high"][0] >= 0  # the width bypass makes one too
     assert run.locks_seen[KIT_FILE] == {"posix": True, "flock": True}
     assert run.results["io_uring_setup"][0] >= 0
+    assert run.results["io_setup"][0] == 0  # an AIO context from the host-wide pool
     if i386_entry_enabled():
         assert run.results["int80_socket"][0] == 0  # the i386 entry works where not filtered
     assert run.results["request_key"] == (-1, errno.ENOKEY)  # the referee's key is not found
@@ -335,6 +337,99 @@ def test_host_wide_proc_tables_are_hidden(
     assert isinstance(cgroups, str) and cgroups.strip()
     assert all(line.endswith(":/") for line in cgroups.splitlines()), cgroups
     assert "kozyri-arena" not in mountinfo
+
+
+PROC_SCAN_BOT = r"""
+import json, os, sys
+PER_PROCESS = {"self", "thread-self", "kmsg", "kcore"}
+def snapshot(base):
+    seen = {}
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return seen
+    for name in names:
+        path = base + "/" + name
+        if base == "/proc" and (name.isdigit() or name in PER_PROCESS) or os.path.islink(path):
+            continue
+        if os.path.isdir(path):
+            seen.update(snapshot(path))
+            continue
+        try:
+            with open(path, "rb") as f:
+                seen[path] = f.read(65536).hex()
+        except OSError:
+            pass
+    return seen
+before = snapshot("/proc")
+print("ready", flush=True)
+sys.stdin.readline()
+after = snapshot("/proc")
+changed = sorted(p for p in before if before[p] != after.get(p))
+print(json.dumps({"files": len(before), "changed": changed}), flush=True)
+"""
+
+NOISE_BOT = r"""
+import ctypes, mmap, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+done = {}
+context = ctypes.c_ulong(0)
+done["io_setup"] = libc.syscall(206, 512, ctypes.byref(context)), ctypes.get_errno()
+ptys = []
+try:
+    for _ in range(8):
+        ptys.append(os.openpty())
+except OSError as exc:
+    done["pty"] = exc.errno
+pipes = [os.pipe() for _ in range(40)]
+memory = mmap.mmap(-1, 64 << 20)
+memory.write(b"x" * (64 << 20))
+end = time.monotonic() + 1.0
+while time.monotonic() < end:
+    pass
+for folder in ("/usr/lib/python3", "/usr/share"):
+    for root, _, files in os.walk(folder):
+        for name in files[:5]:
+            try:
+                with open(os.path.join(root, name), "rb") as f:
+                    f.read(4096)
+            except OSError:
+                pass
+print("noisy", len(ptys), done, flush=True)
+"""
+
+RANDOM_BY_DESIGN = {"/proc/sys/kernel/random/uuid"}
+"""A fresh random value on every read: it carries nothing from another process."""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_nothing_in_proc_moves_when_another_bot_acts(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """Every file a bot can read under ``/proc`` (outside the process folders) is read before
+    and after another bot makes AIO contexts, terminals, pipes, memory, CPU and disk activity:
+    none changes (host-wide counters such as ``aio-nr``, ``pty/nr`` and the pressure stall
+    totals did, in both backends), and the AIO and terminal pools are out of reach."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    require_filter(sandbox)
+    (open_dir / "scan.py").write_text(PROC_SCAN_BOT)
+    (open_dir / "noise.py").write_text(NOISE_BOT)
+    scanner = sandbox.spawn(open_dir, ["python3", "scan.py"], LIMITS, slot=fresh_slot())
+    try:
+        assert read_until(scanner.stdout_fd, b"ready\n") == b"ready\n"
+        noisy = sandbox.spawn(open_dir, ["python3", "noise.py"], LIMITS, slot=fresh_slot())
+        try:
+            noise = read_until(noisy.stdout_fd, b"\n")
+        finally:
+            noisy.close()
+        os.write(scanner.stdin_fd, b"go\n")
+        seen = json.loads(read_until(scanner.stdout_fd, b"}\n"))
+    finally:
+        scanner.close()
+    assert noise.startswith(b"noisy 0 "), noise  # no terminal could be opened
+    assert f"'io_setup': (-1, {errno.ENOSYS})".encode() in noise, noise
+    assert seen["files"] > 100  # the scan really read /proc
+    assert set(seen["changed"]) <= RANDOM_BY_DESIGN, seen["changed"]
 
 
 SQLITE_BOT = r"""
