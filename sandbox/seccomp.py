@@ -110,6 +110,7 @@ which threads of one process use, are untouched; ``pthread_join`` (a shared wait
 thread's own memory) still works, spinning until the thread has gone."""
 RWF_NOWAIT = 0x08
 MADV_MERGEABLE = 12
+POSIX_FADV_DONTNEED = 4
 PR_SET_MEMORY_MERGE = 67
 """Kernel same-page merging would share a page between bots that opt in: a write to a merged
 page is slower, which one bot can time after another chose the page's content."""
@@ -230,6 +231,9 @@ RULES: tuple[Rule, ...] = (
     ),
     *_each(("sysinfo",), errno.ENOSYS, "host-wide counts of processes, memory and load"),
     Rule("madvise", errno.EINVAL, Cmp(2, "low32", MADV_MERGEABLE), "no page merging with others"),
+    # Answered as done: a bot could otherwise empty the page cache of shared files (the kits,
+    # /usr) at will, making the cache a channel it can reset every move.
+    Rule("fadvise64", 0, Cmp(3, "low32", POSIX_FADV_DONTNEED), "no evicting shared pages"),
     Rule("prctl", errno.EINVAL, Cmp(0, "low32", PR_SET_MEMORY_MERGE), "no page merging"),
     *_each(KERNEL_SURFACE, errno.EPERM, "administration: needs capabilities a bot lacks"),
 )

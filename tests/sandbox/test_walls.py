@@ -14,6 +14,7 @@ import ctypes
 import errno
 import fcntl
 import json
+import mmap
 import os
 import select
 import shutil
@@ -430,6 +431,74 @@ def test_nothing_in_proc_moves_when_another_bot_acts(
     assert f"'io_setup': (-1, {errno.ENOSYS})".encode() in noise, noise
     assert seen["files"] > 100  # the scan really read /proc
     assert set(seen["changed"]) <= RANDOM_BY_DESIGN, seen["changed"]
+
+
+EVICT_BOT = r"""
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+print("evicted", flush=True)
+sys.stdin.readline()
+"""
+
+
+def cached_share(path: Path) -> float:
+    """The share of ``path``'s pages in the host's page cache (``mincore`` on a mapping)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    libc.mmap.argtypes += [ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = path.stat().st_size
+    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    vector = ctypes.create_string_buffer(pages)
+    with open(path, "rb") as f:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, f.fileno(), 0)
+        assert address not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+        try:
+            assert libc.mincore(address, size, vector) == 0, ctypes.get_errno()
+        finally:
+            libc.munmap(address, size)
+    return sum(b & 1 for b in vector.raw) / pages
+
+
+def evicted_by_bot(sandbox: Sandbox, folder: Path) -> float:
+    """Cache a shared file on the host, let a bot ask to evict it: the share still cached."""
+    shared = folder / "shared.bin"
+    with open(shared, "wb") as out:
+        out.write(os.urandom(1 << 20))
+        os.fsync(out.fileno())  # clean pages: the kernel drops only those
+    shared.chmod(0o644)
+    (folder / "evict.py").write_text(EVICT_BOT)
+    shared.read_bytes()
+    assert cached_share(shared) == 1.0
+    process = sandbox.spawn(
+        folder, ["python3", "evict.py", "/bot/shared.bin"], LIMITS, slot=fresh_slot()
+    )
+    try:
+        assert read_until(process.stdout_fd, b"evicted\n") == b"evicted\n"
+        return cached_share(shared)
+    finally:
+        process.close()
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_a_bot_cannot_evict_shared_pages(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """``posix_fadvise(DONTNEED)`` on a shared read-only file is answered but does nothing:
+    a bot cannot reset the page cache of the kits or ``/usr`` to signal again every move."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    require_filter(sandbox)
+    assert evicted_by_bot(sandbox, open_dir) == 1.0
+
+
+def test_without_the_filter_a_bot_evicts_shared_pages(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """The check above detects eviction: without the filter the file leaves the cache."""
+    assert evicted_by_bot(BwrapSandbox(seccomp=False), open_dir) < 0.5
 
 
 SQLITE_BOT = r"""
