@@ -501,6 +501,38 @@ def test_without_the_filter_a_bot_evicts_shared_pages(
     assert evicted_by_bot(BwrapSandbox(seccomp=False), open_dir) < 0.5
 
 
+READ_BOT = r"""
+import os, sys
+with open(sys.argv[1], "rb") as f:
+    f.read()
+os.listdir(os.path.dirname(sys.argv[1]))
+print("read", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_reading_a_shared_file_leaves_no_access_time(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """Shared files are mounted read-only, and a read-only mount never updates access times:
+    another bot cannot learn from ``stat`` which shared files a bot has read."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    (open_dir / "read.py").write_text(READ_BOT)
+    shared = open_dir / "shared.txt"
+    shared.write_text("kit data")
+    for path in (shared, open_dir):
+        os.utime(path, (0, path.stat().st_mtime))  # stale: relatime would update it
+    process = sandbox.spawn(
+        open_dir, ["python3", "read.py", "/bot/shared.txt"], LIMITS, slot=fresh_slot()
+    )
+    try:
+        assert read_until(process.stdout_fd, b"read\n") == b"read\n"
+        assert (shared.stat().st_atime, open_dir.stat().st_atime) == (0, 0)
+    finally:
+        process.close()
+
+
 SQLITE_BOT = r"""
 import fcntl, sqlite3
 db = sqlite3.connect("/tmp/book.db")
