@@ -23,7 +23,7 @@ import time
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from sandbox.base import BotProcess, Limits, Sandbox, SandboxError
 
@@ -122,33 +122,76 @@ def seal(folder: Path) -> list[str]:
     """Make a built tree the referee's and read-only for bots; remove what could mislead.
 
     Removed, and returned as relative paths: anything but plain files, folders and links
-    (pipes, sockets), and links leading out of the folder (on the host they would lead to
-    the host's files).
+    (pipes, sockets), and links that do not really lead to something inside the folder: an
+    absolute one, one that climbs out at any step (also through a chain of links, such as
+    ``d/x -> ..`` then ``y -> d/x/../..``), one that dangles or loops. Removing a link can
+    leave another dangling, so links are judged again until none is removed.
     """
-    removed: list[str] = []
+    removed = _remove_special_files(folder)
+    while escaping := [p for p in _tree(folder) if p.is_symlink() and not _leads_inside(p, folder)]:
+        for path in escaping:
+            path.unlink()
+            removed.append(str(path.relative_to(folder)))
     owner = os.geteuid()
     for path in _tree(folder):
         mode = path.lstat().st_mode
-        plain = stat.S_ISREG(mode) or stat.S_ISDIR(mode)
-        if not plain and not (stat.S_ISLNK(mode) and _link_stays_inside(path, folder)):
-            path.unlink()
-            removed.append(str(path.relative_to(folder)))
-            continue
         if owner == 0:
             os.lchown(path, 0, 0)
-        if plain:
+        if not stat.S_ISLNK(mode):
             executable = stat.S_ISDIR(mode) or mode & stat.S_IXUSR
             path.chmod(0o755 if executable else 0o644)
     return removed
 
 
-def _link_stays_inside(link: Path, folder: Path) -> bool:
-    """True if symbolic link ``link`` is relative and names a path inside ``folder``."""
-    target = os.readlink(link)
-    if os.path.isabs(target):
-        return False
-    lexical = os.path.normpath(os.path.join(link.parent.relative_to(folder), target))
-    return lexical != ".." and not lexical.startswith("../")
+def _remove_special_files(folder: Path) -> list[str]:
+    """Remove pipes, sockets and devices; their relative paths."""
+    removed = []
+    for path in _tree(folder):
+        mode = path.lstat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            path.unlink()
+            removed.append(str(path.relative_to(folder)))
+    return removed
+
+
+MAX_LINK_HOPS = 40
+"""Links followed while resolving one path before it counts as a loop (the kernel's limit)."""
+
+
+def _leads_inside(link: Path, folder: Path) -> bool:
+    """True if ``link`` really leads to an existing path inside ``folder``, never leaving it."""
+    start = PurePosixPath(link.parent.relative_to(folder).as_posix())
+    return _resolve_inside(folder, start / os.readlink(link)) is not None
+
+
+def _resolve_inside(folder: Path, rel: PurePosixPath) -> PurePosixPath | None:
+    """Where ``rel`` (relative to ``folder``) leads, following every link on the way, or None
+    if a step leaves ``folder`` (a ``..`` at its top, an absolute link), dangles or loops."""
+    if rel.is_absolute():
+        return None
+    pending, hops = list(rel.parts), 0
+    current: list[str] = []
+    while pending:
+        part = pending.pop(0)
+        if part == "..":
+            if not current:
+                return None
+            current.pop()
+            continue
+        if part in ("", "."):
+            continue
+        candidate = folder.joinpath(*current, part)
+        if candidate.is_symlink():
+            target = PurePosixPath(os.readlink(candidate))
+            hops += 1
+            if target.is_absolute() or hops > MAX_LINK_HOPS:
+                return None
+            pending = list(target.parts) + pending
+        elif os.path.lexists(candidate):
+            current.append(part)
+        else:
+            return None
+    return PurePosixPath(*current)
 
 
 def run_build(
