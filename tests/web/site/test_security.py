@@ -288,3 +288,27 @@ def test_behind_a_proxy_each_client_has_its_own_limit(app: Flask, world: World) 
         with proxied.app_context():
             db.session.remove()
             db.engine.dispose()
+
+
+def test_a_match_error_shows_no_server_detail_but_to_admins(
+    client: FlaskClient, world: World
+) -> None:
+    """A failed attempt's cause names server paths and services (storage folders, the
+    broker's address): the match page says only that something went wrong, except to admins."""
+    from web.extensions import db
+
+    world.running.error = (
+        "platform failure: FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/srv/arena-storage/bots/7/bot.toml'; not the match's fault: played again in 5 s"
+    )
+    db.session.commit()
+    url = f"/matches/{world.running.id}"
+    for who in (None, "alice", "mallory"):
+        viewer = client.application.test_client()
+        if who:
+            login(viewer, who)
+        page = viewer.get(url).get_data(as_text=True)
+        assert "/srv/arena-storage" not in page and "FileNotFoundError" not in page
+        assert "ran into a problem" in page
+    login(client, "root-admin")
+    assert "/srv/arena-storage/bots/7" in client.get(url).get_data(as_text=True)
