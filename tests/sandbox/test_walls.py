@@ -533,6 +533,53 @@ def test_reading_a_shared_file_leaves_no_access_time(
         process.close()
 
 
+DISK_BOT = r"""
+import os, sys
+def free():
+    try:
+        found = os.statvfs("/bot")
+    except OSError as exc:
+        return "refused %d" % exc.errno
+    return "%d %d" % (found.f_bfree, found.f_ffree)
+print(free(), flush=True)
+sys.stdin.readline()
+print(free(), flush=True)
+"""
+
+
+def disk_counters_seen(sandbox: Sandbox, folder: Path) -> tuple[bytes, bytes]:
+    """What a bot reads of its disk's free blocks before and after the host writes 8 MiB."""
+    (folder / "disk.py").write_text(DISK_BOT)
+    process = sandbox.spawn(folder, ["python3", "disk.py"], LIMITS, slot=fresh_slot())
+    try:
+        before = read_until(process.stdout_fd, b"\n")
+        with open(folder / "written.bin", "wb") as out:
+            out.write(os.urandom(8 << 20))
+        os.write(process.stdin_fd, b"go\n")
+        return before, read_until(process.stdout_fd, b"\n")
+    finally:
+        process.close()
+
+
+def test_the_host_disks_free_space_is_hidden_under_bwrap(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """``statfs`` of a shared mount gives the host disk's free blocks and inodes, which move
+    with every write on the host (the referee's replays carry a bot's debug text): refused."""
+    require_filter(bwrap_sandbox)
+    refused = f"refused {errno.ENOSYS}\n".encode()
+    assert disk_counters_seen(bwrap_sandbox, open_dir) == (refused, refused)
+
+
+def test_without_the_filter_the_disks_free_space_moves(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """The check above detects the counter: without the filter, 8 MiB written show."""
+    before, after = disk_counters_seen(BwrapSandbox(seccomp=False), open_dir)
+    blocks_before, blocks_after = int(before.split()[0]), int(after.split()[0])
+    assert blocks_before - blocks_after >= 1024, (before, after)  # at least 4 MiB of 4 KiB
+
+
 SQLITE_BOT = r"""
 import fcntl, sqlite3
 db = sqlite3.connect("/tmp/book.db")
