@@ -50,8 +50,19 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
     if found is None:
         raise SandboxError(f"command not found: {head!r}")
     real = os.path.realpath(found)
-    extra = [] if real.startswith("/usr/") else [str(Path(real).parent.parent)]
-    return [real, *rest], extra
+    if real.startswith("/usr/"):
+        return [real, *rest], []
+    if head not in PREFIX_BOUND:
+        raise SandboxError(f"command not found: {head!r} (only {_OFFERED} may lie outside /usr)")
+    return [real, *rest], [str(Path(real).parent.parent)]
+
+
+PREFIX_BOUND = ("node", "nodejs", "python", "python3", "java")
+"""Interpreters that may be installed outside ``/usr`` (their install prefix is bound
+read-only). Any other command a manifest names must lie under ``/usr``: a bot never chooses
+which host folders are mounted for it (a tool on the worker's PATH in a home folder would
+bring that folder, credentials and all)."""
+_OFFERED = ", ".join(PREFIX_BOUND)
 
 
 def reachable(path: Path, uid: int) -> bool:
