@@ -371,7 +371,7 @@ print(json.dumps({"files": len(before), "changed": changed}), flush=True)
 """
 
 NOISE_BOT = r"""
-import ctypes, mmap, os, time
+import ctypes, mmap, os, socket, threading, time
 libc = ctypes.CDLL(None, use_errno=True)
 done = {}
 context = ctypes.c_ulong(0)
@@ -383,6 +383,14 @@ try:
 except OSError as exc:
     done["pty"] = exc.errno
 pipes = [os.pipe() for _ in range(40)]
+sockets = [socket.socketpair() for _ in range(20)]
+for _ in range(3):
+    if os.fork() == 0:
+        time.sleep(2.0)
+        os._exit(0)
+threads = [threading.Thread(target=time.sleep, args=(0.5,)) for _ in range(8)]
+for thread in threads:
+    thread.start()
 memory = mmap.mmap(-1, 64 << 20)
 memory.write(b"x" * (64 << 20))
 end = time.monotonic() + 1.0
