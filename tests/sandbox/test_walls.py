@@ -588,6 +588,55 @@ def test_without_the_filter_the_disks_free_space_moves(
     assert blocks_before - blocks_after >= 1024, (before, after)  # at least 4 MiB of 4 KiB
 
 
+PIPE_BOT = r"""
+import fcntl, os, sys
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
+if sys.argv[1] == "fill":
+    held = []
+    try:
+        for _ in range(100):
+            r, w = os.pipe()
+            held.append((r, w))
+            fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
+    except OSError:
+        pass
+    print("filled", len(held), flush=True)
+    sys.stdin.readline()
+else:
+    r, w = os.pipe()
+    print("size", fcntl.fcntl(w, F_GETPIPE_SZ), flush=True)
+"""
+
+
+def new_pipe_size(sandbox: Sandbox, folder: Path, slot: int) -> bytes:
+    process = sandbox.spawn(folder, ["python3", "pipes.py", "probe"], LIMITS, slot=slot)
+    try:
+        return read_until(process.stdout_fd, b"\n")
+    finally:
+        process.close()
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_one_bots_pipe_quota_does_not_shrink_anothers_pipes(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """The kernel counts pipe buffers per uid: past ``pipe-user-pages-soft`` that uid's new
+    pipes get one or two pages. A bot that fills its quota (1 MiB pipes) must leave another
+    bot's new pipes as they were: each slot runs as a uid of its own."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    if sandbox.writer_uid(0) is None:
+        pytest.skip("bots share the referee's uid when it is not root (see docs/sandbox.md)")
+    (open_dir / "pipes.py").write_text(PIPE_BOT)
+    full = f"size {1 << 16}\n".encode()
+    assert new_pipe_size(sandbox, open_dir, fresh_slot()) == full
+    filler = sandbox.spawn(open_dir, ["python3", "pipes.py", "fill"], LIMITS, slot=fresh_slot())
+    try:
+        assert read_until(filler.stdout_fd, b"\n").startswith(b"filled")
+        assert new_pipe_size(sandbox, open_dir, fresh_slot()) == full
+    finally:
+        filler.close()
+
+
 SQLITE_BOT = r"""
 import fcntl, sqlite3
 db = sqlite3.connect("/tmp/book.db")
