@@ -7,12 +7,14 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import orjson
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from tests.web.conftest import base_config
 from tests.web.site.conftest import PASSWORD, World, csrf_from, login
 
 SCRIPT = "<script>alert(1)</script>"
@@ -312,3 +314,23 @@ def test_a_match_error_shows_no_server_detail_but_to_admins(
         assert "ran into a problem" in page
     login(client, "root-admin")
     assert "/srv/arena-storage/bots/7" in client.get(url).get_data(as_text=True)
+
+
+def test_the_health_check_names_no_database_host_or_user(shared_tmp: Path) -> None:
+    """Anyone may call ``/healthz``: when the database fails it says so, without the driver's
+    message (host, port, database user)."""
+    from web import create_app
+    from web.extensions import db
+
+    url = "postgresql+psycopg://secret-db-user@127.0.0.1:9/arena-db"
+    config = base_config(shared_tmp, DATABASE_URL=url, SECRET_KEY="health", REDIS_URL="")
+    config.pop("TESTING", None)
+    app = create_app(config)
+    with app.app_context():
+        try:
+            answer = app.test_client().get("/healthz")
+        finally:
+            db.session.remove()
+            db.engine.dispose()
+    assert answer.status_code == 503
+    assert answer.get_json() == {"ok": False, "database": "unreachable"}
