@@ -334,3 +334,65 @@ def test_the_health_check_names_no_database_host_or_user(shared_tmp: Path) -> No
             db.engine.dispose()
     assert answer.status_code == 503
     assert answer.get_json() == {"ok": False, "database": "unreachable"}
+
+
+ALICE_PRIVATE = ("SOURCE of alice", "BUILD-LOG of alice", "VALIDATION-LOG of alice")
+ALICE_SEAT = ("DEBUG-OF-SEAT-0", "STDERR-OF-SEAT-0")
+
+
+def every_get_url(app: Flask, world: World) -> list[str]:
+    """Each GET route of the site and API, with each of the world's ids for its arguments."""
+    ids = {
+        "bot_id": [b.id for b in world.bots],
+        "version_id": [v.id for v in world.versions],
+        "match_id": [world.finished.id, world.running.id],
+        "username": ["alice", "mallory"],
+    }
+    urls = []
+    for rule in app.url_map.iter_rules():
+        if "GET" not in (rule.methods or set()) or rule.endpoint == "static":
+            continue
+        names = sorted(rule.arguments)
+        if any(name not in ids for name in names):
+            continue
+        choices: list[dict[str, object]] = [{}]
+        for name in names:
+            choices = [{**c, name: value} for c in choices for value in ids[name]]
+        with app.test_request_context():
+            from flask import url_for
+
+            urls += [url_for(rule.endpoint, **c) for c in choices]
+    frames = [f"/api/v1/matches/{m.id}/frames" for m in (world.finished, world.running)]
+    return urls + [f"{u}?seat={s}" for u in frames for s in (0, 1)]
+
+
+def test_no_route_shows_another_owners_code_logs_or_seat_text(app: Flask, world: World) -> None:
+    """Every GET route, with every id of the world, as anyone but alice: none of alice's
+    sources, build and validation logs, or the debug and stderr text of her seat."""
+    urls = every_get_url(app, world)
+    assert any("/archive" in u for u in urls) and any("/frames" in u for u in urls)
+    assert shown_markers(app, world, urls, "alice") == {*ALICE_PRIVATE, *ALICE_SEAT}
+    for who in (None, "mallory"):
+        viewer = app.test_client()
+        headers = {"Authorization": f"Bearer {world.tokens[who]}"} if who else {}
+        if who:
+            login(viewer, who)
+        for url in urls:
+            with viewer.get(url, headers=headers) as answer:
+                body = answer.get_data(as_text=True)
+            leaked = [m for m in (*ALICE_PRIVATE, *ALICE_SEAT) if m in body]
+            assert not leaked, (who, url, leaked)
+
+
+def shown_markers(app: Flask, world: World, urls: list[str], who: str) -> set[str]:
+    """Which of alice's private markers ``who`` finds over all ``urls`` (alice: every one)."""
+    viewer = app.test_client()
+    login(viewer, who)
+    headers = {"Authorization": f"Bearer {world.tokens[who]}"}
+    found = set()
+    for url in urls:
+        for extra in ({}, headers):
+            with viewer.get(url, headers=extra) as answer:
+                body = answer.get_data(as_text=True)
+            found |= {m for m in (*ALICE_PRIVATE, *ALICE_SEAT) if m in body}
+    return found
