@@ -396,3 +396,27 @@ def shown_markers(app: Flask, world: World, urls: list[str], who: str) -> set[st
                 body = answer.get_data(as_text=True)
             found |= {m for m in (*ALICE_PRIVATE, *ALICE_SEAT) if m in body}
     return found
+
+
+def redirect_targets() -> list[tuple[str, int, str]]:
+    """Every ``redirect(...)`` call in ``web/``: file, line and the source of its target."""
+    import ast
+
+    found = []
+    for path in sorted(Path(__file__).resolve().parents[3].joinpath("web").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "redirect":
+                found.append((path.name, node.lineno, ast.unparse(node.args[0])))
+    return found
+
+
+def test_every_redirect_goes_to_a_route_or_a_checked_path() -> None:
+    """An open redirect needs a target taken from the request: every redirect of the site goes
+    to ``url_for(...)``, or to ``auth.safe_next(...)`` of a request value (else a route)."""
+    targets = redirect_targets()
+    assert len(targets) >= 5
+    for name, line, source in targets:
+        plain = source.startswith("url_for(")
+        checked = source.startswith("auth.safe_next(") and " or url_for(" in source
+        assert plain or checked, (name, line, source)
