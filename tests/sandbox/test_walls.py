@@ -637,6 +637,52 @@ def test_one_bots_pipe_quota_does_not_shrink_anothers_pipes(
         filler.close()
 
 
+MAPPING_BOT = r"""
+import mmap, os, sys
+path = sys.argv[2]
+with open(path, "rb") as f:
+    mapped = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+for page in range(0, len(mapped), mmap.PAGESIZE):
+    mapped[page]
+def pss():
+    lines = open("/proc/self/smaps").read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith(path))
+    return next(l.split()[1] for l in lines[start:] if l.startswith("Pss:"))
+print("pss", pss(), flush=True)
+sys.stdin.readline()
+if sys.argv[1] == "look":
+    print("pss", pss(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_known_open_channel_the_mapcount_of_shared_pages(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """What docs/sandbox.md states as the widest open channel, measured: a bot's ``Pss`` of a
+    shared file falls when another bot maps the same pages. If this fails, the channel closed
+    (a kernel change, or private copies per bot): update the threat model."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    (open_dir / "maps.py").write_text(MAPPING_BOT)
+    (open_dir / "shared.bin").write_bytes(os.urandom(16 * mmap.PAGESIZE))
+    argv = ["python3", "maps.py", "look", "/bot/shared.bin"]
+    looker = sandbox.spawn(open_dir, argv, LIMITS, slot=fresh_slot())
+    try:
+        alone = read_until(looker.stdout_fd, b"\n")
+        argv = ["python3", "maps.py", "hold", "/bot/shared.bin"]
+        holder = sandbox.spawn(open_dir, argv, LIMITS, slot=fresh_slot())
+        try:
+            assert read_until(holder.stdout_fd, b"\n").startswith(b"pss ")
+            os.write(looker.stdin_fd, b"go\n")
+            shared = read_until(looker.stdout_fd, b"\n")
+        finally:
+            holder.close()
+    finally:
+        looker.close()
+    assert alone == b"pss 64\n", alone  # 16 pages of 4 kB, mapped by this bot alone
+    assert int(shared.split()[1]) < 64, shared  # measured: 32, each page counted half
+
+
 SQLITE_BOT = r"""
 import fcntl, sqlite3
 db = sqlite3.connect("/tmp/book.db")
