@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sandbox.base import KIT_DIR, KIT_MOUNT, Limits, SandboxError
-from sandbox.walls import MASKED_PROC
+from sandbox.walls import MASKED_DEV, MASKED_PROC, MASKED_PROC_DIRS
 
 SANDBOX_UID = 1000
 """The uid a bot sees inside its user namespace."""
@@ -64,8 +64,19 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
     if found is None:
         raise SandboxError(f"command not found: {head!r}")
     real = os.path.realpath(found)
-    extra = [] if real.startswith("/usr/") else [str(Path(real).parent.parent)]
-    return [real, *rest], extra
+    if real.startswith("/usr/"):
+        return [real, *rest], []
+    if head not in PREFIX_BOUND:
+        raise SandboxError(f"command not found: {head!r} (only {_OFFERED} may lie outside /usr)")
+    return [real, *rest], [str(Path(real).parent.parent)]
+
+
+PREFIX_BOUND = ("node", "nodejs", "python", "python3", "java")
+"""Interpreters that may be installed outside ``/usr`` (their install prefix is bound
+read-only). Any other command a manifest names must lie under ``/usr``: a bot never chooses
+which host folders are mounted for it (a tool on the worker's PATH in a home folder would
+bring that folder, credentials and all)."""
+_OFFERED = ", ".join(PREFIX_BOUND)
 
 
 def reachable(path: Path, uid: int) -> bool:
@@ -136,6 +147,7 @@ def base_args(
         args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += proc_masks()
+    args += dev_masks()
     args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--bind" if writable else "--ro-bind", str(bot_dir), "/bot"]
     args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
@@ -159,6 +171,17 @@ def proc_masks() -> list[str]:
             continue
         if readable:
             args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    for name in MASKED_PROC_DIRS:
+        if os.path.isdir(f"/proc/{name}"):
+            args += ["--perms", "0555", "--tmpfs", f"/proc/{name}", "--remount-ro", f"/proc/{name}"]
+    return args
+
+
+def dev_masks() -> list[str]:
+    """Arguments that cover each device of ``MASKED_DEV`` with ``/dev/null``."""
+    args: list[str] = []
+    for path in MASKED_DEV:
+        args += ["--ro-bind", "/dev/null", path]
     return args
 
 

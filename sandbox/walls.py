@@ -32,10 +32,25 @@ MASKED_PROC = (
     "sys/fs/inode-nr",
     "sys/fs/inode-state",
     "sys/fs/dentry-state",
+    "sys/fs/aio-nr",
+    "sys/kernel/pty/nr",
+    "sys/kernel/hung_task_detect_count",
+    "cgroups",
+    "swaps",
 )
 """Host-wide tables in ``/proc`` that carry what other processes do (locks, keys, counts of
-processes, open files, memory, CPU and disk activity). ``bwrap`` covers each with ``/dev/null``
-(unreadable inside a user namespace, which refuses device nodes); Docker masks them (empty)."""
+processes, open files, AIO contexts, terminals, cgroups, memory, swap, CPU and disk activity).
+``bwrap`` covers each with ``/dev/null`` (unreadable inside a user namespace, which refuses
+device nodes); Docker masks them (empty)."""
+
+MASKED_PROC_DIRS = ("pressure", "irq", "fs", "sys/fs/quota")
+"""Folders of ``/proc`` full of host-wide counters: stall times of CPU, memory and I/O
+(``pressure``), interrupt counts (``irq``), file-system allocator and quota statistics (``fs``,
+``sys/fs/quota``). Both backends show each as an empty read-only folder."""
+
+MASKED_DEV = ("/dev/ptmx",)
+"""Device nodes covered with ``/dev/null``: the pseudo-terminal multiplexer allocates from a
+host-wide pool whose count (``pty/nr``) and exhaustion other bots could see."""
 
 ENGINE_MASKED = (
     "/proc/asound",
@@ -53,6 +68,8 @@ ENGINE_MASKED = (
 MASKED_PATHS = (
     *ENGINE_MASKED,
     *(f"/proc/{name}" for name in MASKED_PROC),
+    *(f"/proc/{name}" for name in MASKED_PROC_DIRS),
+    *MASKED_DEV,
     "/sys",
 )
 """Paths the container sees empty: the engine's, the host-wide ``/proc`` tables the ``bwrap``

@@ -7,7 +7,7 @@ from flask_wtf.file import FileField, FileRequired
 from wtforms import BooleanField, IntegerField, PasswordField, StringField, TextAreaField
 from wtforms.validators import DataRequired, EqualTo, Length, NumberRange, Optional, Regexp
 
-USERNAME = Regexp(r"^[A-Za-z0-9_.-]+$", message="letters, digits, dot, dash and underscore only")
+USERNAME = Regexp(r"\A[A-Za-z0-9_.-]+\Z", message="letters, digits, dot, dash and underscore only")
 
 
 class LoginForm(FlaskForm):

@@ -269,6 +269,31 @@ def test_links_leading_out_and_special_files_are_removed_from_a_build(
     assert sorted(p.name for p in built.iterdir()) == ["bot.c", "bot.toml", "lib"]
 
 
+def test_links_judged_by_where_they_really_lead_through_chains(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """Each link's text stays inside, but followed link by link they climb out (to the host's
+    files once stored), dangle or loop: all removed; links that really stay inside are kept."""
+    source = bot_folder(open_dir)
+    script = (
+        "mkdir -p d lib && echo code > lib/a.so.1 && ln -s a.so.1 lib/a.so && "
+        "ln -s .. d/top && ln -s top/.. d/up && ln -s up/.. d/up2 && ln -s up2/.. d/up3 && "
+        "ln -s up3/.. d/up4 && ln -s d/up4/etc/hostname host && "
+        "ln -s d/top/../built/lib/a.so renamed && ln -s d/top/lib/a.so fine && "
+        "ln -s gone dangling && ln -s dangling dangling2 && ln -s loop1 loop2 && "
+        "ln -s loop2 loop1"
+    )
+    built = open_dir / "built"
+    result = build_copy(bwrap_sandbox, source, built, ["sh", "-ec", script], timeout_s=30)
+    assert result.ok, result.log
+    removed = "d/up, d/up2, d/up3, d/up4, dangling, dangling2, host, loop1, loop2, renamed"
+    assert f"(special files, links not leading inside): {removed}" in result.log
+    assert (built / "fine").read_text() == "code\n"
+    assert os.readlink(built / "d" / "top") == ".."  # the folder itself: inside
+    leads = {os.path.realpath(p) for p in built.rglob("*") if p.is_symlink()}
+    assert all(Path(p).is_relative_to(built.resolve()) for p in leads), leads
+
+
 def test_a_build_that_changes_its_manifest_fails(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
     source = bot_folder(open_dir)
     built = open_dir / "built"

@@ -161,6 +161,28 @@ def test_interpreters_resolve_to_paths_inside_the_sandbox() -> None:
         resolve_interpreter(["no-such-interpreter-here"])
 
 
+def test_a_manifest_cannot_have_a_host_folder_mounted(
+    bwrap_sandbox: Sandbox, open_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool on the worker's PATH outside ``/usr`` (here a home-like folder that also holds a
+    secret) is not run, so its folder is never bound into the bot's world; only the offered
+    interpreters may bring their install prefix."""
+    home = open_dir / "home"
+    (home / "bin").mkdir(parents=True)
+    tool = home / "bin" / "sometool"
+    tool.write_text("#!/bin/sh\ncat " + str(home / "secret.txt") + "\n")
+    tool.chmod(0o755)
+    (home / "secret.txt").write_text("HOST-SECRET")
+    monkeypatch.setenv("PATH", f"{home / 'bin'}:{os.environ['PATH']}")
+    with pytest.raises(sandbox.SandboxError, match="only node, nodejs"):
+        resolve_interpreter(["sometool"])
+    with pytest.raises(sandbox.SandboxError):
+        bwrap_sandbox.spawn(open_dir, ["sometool"], Limits(), slot=fresh_slot())
+    (home / "bin" / "node").symlink_to(tool)
+    argv, extra = resolve_interpreter(["node"])
+    assert (argv, extra) == ([str(tool)], [str(home)])  # an offered interpreter: its prefix
+
+
 def test_missing_bubblewrap_says_how_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARENA_BWRAP", "/nonexistent/bwrap")
     assert BwrapSandbox.available() == MISSING

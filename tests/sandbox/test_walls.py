@@ -14,6 +14,7 @@ import ctypes
 import errno
 import fcntl
 import json
+import mmap
 import os
 import select
 import shutil
@@ -60,6 +61,7 @@ REFUSED: dict[str, int] = {
     "io_uring_setup_high": errno.ENOSYS,
     "io_uring_enter": errno.ENOSYS,
     "io_uring_register": errno.ENOSYS,
+    "io_setup": errno.ENOSYS,
     "userfaultfd": errno.ENOSYS,
     "userfaultfd_high": errno.ENOSYS,
     "perf_event_open": errno.ENOSYS,
@@ -270,6 +272,7 @@ def test_without_the_filter_the_probe_gets_through(
     assert run.results["socket_2_high"][0] >= 0  # the width bypass makes one too
     assert run.locks_seen[KIT_FILE] == {"posix": True, "flock": True}
     assert run.results["io_uring_setup"][0] >= 0
+    assert run.results["io_setup"][0] == 0  # an AIO context from the host-wide pool
     if i386_entry_enabled():
         assert run.results["int80_socket"][0] == 0  # the i386 entry works where not filtered
     assert run.results["request_key"] == (-1, errno.ENOKEY)  # the referee's key is not found
@@ -335,6 +338,349 @@ def test_host_wide_proc_tables_are_hidden(
     assert isinstance(cgroups, str) and cgroups.strip()
     assert all(line.endswith(":/") for line in cgroups.splitlines()), cgroups
     assert "kozyri-arena" not in mountinfo
+
+
+PROC_SCAN_BOT = r"""
+import json, os, sys
+PER_PROCESS = {"self", "thread-self", "kmsg", "kcore"}
+def snapshot(base):
+    seen = {}
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return seen
+    for name in names:
+        path = base + "/" + name
+        if base == "/proc" and (name.isdigit() or name in PER_PROCESS) or os.path.islink(path):
+            continue
+        if os.path.isdir(path):
+            seen.update(snapshot(path))
+            continue
+        try:
+            with open(path, "rb") as f:
+                seen[path] = f.read(65536).hex()
+        except OSError:
+            pass
+    return seen
+before = snapshot("/proc")
+print("ready", flush=True)
+sys.stdin.readline()
+after = snapshot("/proc")
+changed = sorted(p for p in before if before[p] != after.get(p))
+print(json.dumps({"files": len(before), "changed": changed}), flush=True)
+"""
+
+NOISE_BOT = r"""
+import ctypes, mmap, os, socket, threading, time
+libc = ctypes.CDLL(None, use_errno=True)
+done = {}
+context = ctypes.c_ulong(0)
+done["io_setup"] = libc.syscall(206, 512, ctypes.byref(context)), ctypes.get_errno()
+ptys = []
+try:
+    for _ in range(8):
+        ptys.append(os.openpty())
+except OSError as exc:
+    done["pty"] = exc.errno
+pipes = [os.pipe() for _ in range(40)]
+sockets = [socket.socketpair() for _ in range(20)]
+for _ in range(3):
+    if os.fork() == 0:
+        time.sleep(2.0)
+        os._exit(0)
+threads = [threading.Thread(target=time.sleep, args=(0.5,)) for _ in range(8)]
+for thread in threads:
+    thread.start()
+memory = mmap.mmap(-1, 64 << 20)
+memory.write(b"x" * (64 << 20))
+end = time.monotonic() + 1.0
+while time.monotonic() < end:
+    pass
+for folder in ("/usr/lib/python3", "/usr/share"):
+    for root, _, files in os.walk(folder):
+        for name in files[:5]:
+            try:
+                with open(os.path.join(root, name), "rb") as f:
+                    f.read(4096)
+            except OSError:
+                pass
+print("noisy", len(ptys), done, flush=True)
+"""
+
+RANDOM_BY_DESIGN = {"/proc/sys/kernel/random/uuid"}
+"""A fresh random value on every read: it carries nothing from another process."""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_nothing_in_proc_moves_when_another_bot_acts(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """Every file a bot can read under ``/proc`` (outside the process folders) is read before
+    and after another bot makes AIO contexts, terminals, pipes, memory, CPU and disk activity:
+    none changes (host-wide counters such as ``aio-nr``, ``pty/nr`` and the pressure stall
+    totals did, in both backends), and the AIO and terminal pools are out of reach."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    require_filter(sandbox)
+    (open_dir / "scan.py").write_text(PROC_SCAN_BOT)
+    (open_dir / "noise.py").write_text(NOISE_BOT)
+    scanner = sandbox.spawn(open_dir, ["python3", "scan.py"], LIMITS, slot=fresh_slot())
+    try:
+        assert read_until(scanner.stdout_fd, b"ready\n") == b"ready\n"
+        noisy = sandbox.spawn(open_dir, ["python3", "noise.py"], LIMITS, slot=fresh_slot())
+        try:
+            noise = read_until(noisy.stdout_fd, b"\n")
+        finally:
+            noisy.close()
+        os.write(scanner.stdin_fd, b"go\n")
+        seen = json.loads(read_until(scanner.stdout_fd, b"}\n"))
+    finally:
+        scanner.close()
+    assert noise.startswith(b"noisy 0 "), noise  # no terminal could be opened
+    assert f"'io_setup': (-1, {errno.ENOSYS})".encode() in noise, noise
+    assert seen["files"] > 100  # the scan really read /proc
+    assert set(seen["changed"]) <= RANDOM_BY_DESIGN, seen["changed"]
+
+
+EVICT_BOT = r"""
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+print("evicted", flush=True)
+sys.stdin.readline()
+"""
+
+
+def cached_share(path: Path) -> float:
+    """The share of ``path``'s pages in the host's page cache (``mincore`` on a mapping)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    libc.mmap.argtypes += [ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = path.stat().st_size
+    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    vector = ctypes.create_string_buffer(pages)
+    with open(path, "rb") as f:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, f.fileno(), 0)
+        assert address not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+        try:
+            assert libc.mincore(address, size, vector) == 0, ctypes.get_errno()
+        finally:
+            libc.munmap(address, size)
+    return sum(b & 1 for b in vector.raw) / pages
+
+
+def evicted_by_bot(sandbox: Sandbox, folder: Path) -> float:
+    """Cache a shared file on the host, let a bot ask to evict it: the share still cached."""
+    shared = folder / "shared.bin"
+    with open(shared, "wb") as out:
+        out.write(os.urandom(1 << 20))
+        os.fsync(out.fileno())  # clean pages: the kernel drops only those
+    shared.chmod(0o644)
+    (folder / "evict.py").write_text(EVICT_BOT)
+    shared.read_bytes()
+    assert cached_share(shared) == 1.0
+    process = sandbox.spawn(
+        folder, ["python3", "evict.py", "/bot/shared.bin"], LIMITS, slot=fresh_slot()
+    )
+    try:
+        assert read_until(process.stdout_fd, b"evicted\n") == b"evicted\n"
+        return cached_share(shared)
+    finally:
+        process.close()
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_a_bot_cannot_evict_shared_pages(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """``posix_fadvise(DONTNEED)`` on a shared read-only file is answered but does nothing:
+    a bot cannot reset the page cache of the kits or ``/usr`` to signal again every move."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    require_filter(sandbox)
+    assert evicted_by_bot(sandbox, open_dir) == 1.0
+
+
+def test_without_the_filter_a_bot_evicts_shared_pages(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """The check above detects eviction: without the filter the file leaves the cache."""
+    assert evicted_by_bot(BwrapSandbox(seccomp=False), open_dir) < 0.5
+
+
+READ_BOT = r"""
+import os, sys
+with open(sys.argv[1], "rb") as f:
+    f.read()
+os.listdir(os.path.dirname(sys.argv[1]))
+print("read", flush=True)
+sys.stdin.readline()
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_reading_a_shared_file_leaves_no_access_time(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """Shared files are mounted read-only, and a read-only mount never updates access times:
+    another bot cannot learn from ``stat`` which shared files a bot has read."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    (open_dir / "read.py").write_text(READ_BOT)
+    shared = open_dir / "shared.txt"
+    shared.write_text("kit data")
+    for path in (shared, open_dir):
+        os.utime(path, (0, path.stat().st_mtime))  # stale: relatime would update it
+    process = sandbox.spawn(
+        open_dir, ["python3", "read.py", "/bot/shared.txt"], LIMITS, slot=fresh_slot()
+    )
+    try:
+        assert read_until(process.stdout_fd, b"read\n") == b"read\n"
+        assert (shared.stat().st_atime, open_dir.stat().st_atime) == (0, 0)
+    finally:
+        process.close()
+
+
+DISK_BOT = r"""
+import os, sys
+def free():
+    try:
+        found = os.statvfs("/bot")
+    except OSError as exc:
+        return "refused %d" % exc.errno
+    return "%d %d" % (found.f_bfree, found.f_ffree)
+print(free(), flush=True)
+sys.stdin.readline()
+print(free(), flush=True)
+"""
+
+
+def disk_counters_seen(sandbox: Sandbox, folder: Path) -> tuple[bytes, bytes]:
+    """What a bot reads of its disk's free blocks before and after the host writes 8 MiB."""
+    (folder / "disk.py").write_text(DISK_BOT)
+    process = sandbox.spawn(folder, ["python3", "disk.py"], LIMITS, slot=fresh_slot())
+    try:
+        before = read_until(process.stdout_fd, b"\n")
+        with open(folder / "written.bin", "wb") as out:
+            out.write(os.urandom(8 << 20))
+        os.write(process.stdin_fd, b"go\n")
+        return before, read_until(process.stdout_fd, b"\n")
+    finally:
+        process.close()
+
+
+def test_the_host_disks_free_space_is_hidden_under_bwrap(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """``statfs`` of a shared mount gives the host disk's free blocks and inodes, which move
+    with every write on the host (the referee's replays carry a bot's debug text): refused."""
+    require_filter(bwrap_sandbox)
+    refused = f"refused {errno.ENOSYS}\n".encode()
+    assert disk_counters_seen(bwrap_sandbox, open_dir) == (refused, refused)
+
+
+def test_without_the_filter_the_disks_free_space_moves(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """The check above detects the counter: without the filter, 8 MiB written show."""
+    before, after = disk_counters_seen(BwrapSandbox(seccomp=False), open_dir)
+    blocks_before, blocks_after = int(before.split()[0]), int(after.split()[0])
+    assert blocks_before - blocks_after >= 1024, (before, after)  # at least 4 MiB of 4 KiB
+
+
+PIPE_BOT = r"""
+import fcntl, os, sys
+F_SETPIPE_SZ, F_GETPIPE_SZ = 1031, 1032
+if sys.argv[1] == "fill":
+    held = []
+    try:
+        for _ in range(100):
+            r, w = os.pipe()
+            held.append((r, w))
+            fcntl.fcntl(w, F_SETPIPE_SZ, 1 << 20)
+    except OSError:
+        pass
+    print("filled", len(held), flush=True)
+    sys.stdin.readline()
+else:
+    r, w = os.pipe()
+    print("size", fcntl.fcntl(w, F_GETPIPE_SZ), flush=True)
+"""
+
+
+def new_pipe_size(sandbox: Sandbox, folder: Path, slot: int) -> bytes:
+    process = sandbox.spawn(folder, ["python3", "pipes.py", "probe"], LIMITS, slot=slot)
+    try:
+        return read_until(process.stdout_fd, b"\n")
+    finally:
+        process.close()
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_one_bots_pipe_quota_does_not_shrink_anothers_pipes(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """The kernel counts pipe buffers per uid: past ``pipe-user-pages-soft`` that uid's new
+    pipes get one or two pages. A bot that fills its quota (1 MiB pipes) must leave another
+    bot's new pipes as they were: each slot runs as a uid of its own."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    if sandbox.writer_uid(0) is None:
+        pytest.skip("bots share the referee's uid when it is not root (see docs/sandbox.md)")
+    (open_dir / "pipes.py").write_text(PIPE_BOT)
+    full = f"size {1 << 16}\n".encode()
+    assert new_pipe_size(sandbox, open_dir, fresh_slot()) == full
+    filler = sandbox.spawn(open_dir, ["python3", "pipes.py", "fill"], LIMITS, slot=fresh_slot())
+    try:
+        assert read_until(filler.stdout_fd, b"\n").startswith(b"filled")
+        assert new_pipe_size(sandbox, open_dir, fresh_slot()) == full
+    finally:
+        filler.close()
+
+
+MAPPING_BOT = r"""
+import mmap, os, sys
+path = sys.argv[2]
+with open(path, "rb") as f:
+    mapped = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+for page in range(0, len(mapped), mmap.PAGESIZE):
+    mapped[page]
+def pss():
+    lines = open("/proc/self/smaps").read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith(path))
+    return next(l.split()[1] for l in lines[start:] if l.startswith("Pss:"))
+print("pss", pss(), flush=True)
+sys.stdin.readline()
+if sys.argv[1] == "look":
+    print("pss", pss(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_known_open_channel_the_mapcount_of_shared_pages(
+    request: pytest.FixtureRequest, backend: str, open_dir: Path
+) -> None:
+    """What docs/sandbox.md states as the widest open channel, measured: a bot's ``Pss`` of a
+    shared file falls when another bot maps the same pages. If this fails, the channel closed
+    (a kernel change, or private copies per bot): update the threat model."""
+    sandbox: Sandbox = request.getfixturevalue(f"{backend}_sandbox")
+    (open_dir / "maps.py").write_text(MAPPING_BOT)
+    (open_dir / "shared.bin").write_bytes(os.urandom(16 * mmap.PAGESIZE))
+    argv = ["python3", "maps.py", "look", "/bot/shared.bin"]
+    looker = sandbox.spawn(open_dir, argv, LIMITS, slot=fresh_slot())
+    try:
+        alone = read_until(looker.stdout_fd, b"\n")
+        argv = ["python3", "maps.py", "hold", "/bot/shared.bin"]
+        holder = sandbox.spawn(open_dir, argv, LIMITS, slot=fresh_slot())
+        try:
+            assert read_until(holder.stdout_fd, b"\n").startswith(b"pss ")
+            os.write(looker.stdin_fd, b"go\n")
+            shared = read_until(looker.stdout_fd, b"\n")
+        finally:
+            holder.close()
+    finally:
+        looker.close()
+    assert alone == b"pss 64\n", alone  # 16 pages of 4 kB, mapped by this bot alone
+    assert int(shared.split()[1]) < 64, shared  # measured: 32, each page counted half
 
 
 SQLITE_BOT = r"""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import itertools
+import re
 import secrets
 import string
 from datetime import timedelta
@@ -35,11 +36,22 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+USERNAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+"""What a user name may hold: nothing invisible (a trailing newline), nothing a page would show
+as another name."""
+
+
 def create_user(
     username: str, password: str | None = None, *, admin: bool = False, house: bool = False
 ) -> User:
-    """Add a user (``ValueError`` if the name is taken). Does not commit."""
-    if db.session.scalar(select(User.id).where(User.username == username)):
+    """Add a user (``ValueError`` if the name is malformed or taken). Does not commit.
+
+    A name is taken also by one that differs only in case: ``Alice`` would pass for ``alice``.
+    """
+    if not USERNAME.fullmatch(username):
+        raise ValueError(f"{username!r}: use letters, digits, dot, dash and underscore only")
+    taken = select(User.id).where(func.lower(User.username) == username.lower())
+    if db.session.scalar(taken):
         raise ValueError(f"user {username!r} already exists")
     user = User(
         username=username,

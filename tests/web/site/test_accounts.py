@@ -252,6 +252,29 @@ def test_a_good_password_registers_and_logs_in(app: Flask, client: FlaskClient) 
     login(fresh, "newcomer", GOOD_PASSWORD)
 
 
+@pytest.mark.parametrize("name", ["alice\n", "ALICE", "Alice", "alice\r", "alice\u200b", "bob\n"])
+def test_no_name_can_pass_for_another(app: Flask, world: World, name: str) -> None:
+    """A name with a trailing newline (which a page shows as the same name), a zero-width
+    character, or another case of a taken name is refused: nobody can pass for alice."""
+    from sqlalchemy import func, select
+
+    from web.extensions import db
+    from web.models import User
+
+    answer = register(app.test_client(), name, GOOD_PASSWORD)
+    assert answer.status_code != 302
+    core = name.strip().replace("\u200b", "").lower()
+    count = select(func.count()).where(func.lower(User.username).like(core + "%"))
+    assert db.session.scalar(count) == (1 if core == "alice" else 0)
+
+
+def test_the_admin_command_refuses_a_name_that_passes_for_another(app: Flask, world: World) -> None:
+    runner = app.test_cli_runner()
+    for name in ("alice\n", "Alice"):
+        answer = runner.invoke(args=["user", "create", name, "--password", GOOD_PASSWORD])
+        assert answer.exit_code != 0, answer.output
+
+
 def test_the_common_password_list_is_shipped_and_large() -> None:
     from web.services.users import _common_passwords
 

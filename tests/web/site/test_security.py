@@ -7,12 +7,14 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import orjson
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from tests.web.conftest import base_config
 from tests.web.site.conftest import PASSWORD, World, csrf_from, login
 
 SCRIPT = "<script>alert(1)</script>"
@@ -288,3 +290,133 @@ def test_behind_a_proxy_each_client_has_its_own_limit(app: Flask, world: World) 
         with proxied.app_context():
             db.session.remove()
             db.engine.dispose()
+
+
+def test_a_match_error_shows_no_server_detail_but_to_admins(
+    client: FlaskClient, world: World
+) -> None:
+    """A failed attempt's cause names server paths and services (storage folders, the
+    broker's address): the match page says only that something went wrong, except to admins."""
+    from web.extensions import db
+
+    world.running.error = (
+        "platform failure: FileNotFoundError: [Errno 2] No such file or directory: "
+        "'/srv/arena-storage/bots/7/bot.toml'; not the match's fault: played again in 5 s"
+    )
+    db.session.commit()
+    url = f"/matches/{world.running.id}"
+    for who in (None, "alice", "mallory"):
+        viewer = client.application.test_client()
+        if who:
+            login(viewer, who)
+        page = viewer.get(url).get_data(as_text=True)
+        assert "/srv/arena-storage" not in page and "FileNotFoundError" not in page
+        assert "ran into a problem" in page
+    login(client, "root-admin")
+    assert "/srv/arena-storage/bots/7" in client.get(url).get_data(as_text=True)
+
+
+def test_the_health_check_names_no_database_host_or_user(shared_tmp: Path) -> None:
+    """Anyone may call ``/healthz``: when the database fails it says so, without the driver's
+    message (host, port, database user)."""
+    from web import create_app
+    from web.extensions import db
+
+    url = "postgresql+psycopg://secret-db-user@127.0.0.1:9/arena-db"
+    config = base_config(shared_tmp, DATABASE_URL=url, SECRET_KEY="health", REDIS_URL="")
+    config.pop("TESTING", None)
+    app = create_app(config)
+    with app.app_context():
+        try:
+            answer = app.test_client().get("/healthz")
+        finally:
+            db.session.remove()
+            db.engine.dispose()
+    assert answer.status_code == 503
+    assert answer.get_json() == {"ok": False, "database": "unreachable"}
+
+
+ALICE_PRIVATE = ("SOURCE of alice", "BUILD-LOG of alice", "VALIDATION-LOG of alice")
+ALICE_SEAT = ("DEBUG-OF-SEAT-0", "STDERR-OF-SEAT-0")
+
+
+def every_get_url(app: Flask, world: World) -> list[str]:
+    """Each GET route of the site and API, with each of the world's ids for its arguments."""
+    ids = {
+        "bot_id": [b.id for b in world.bots],
+        "version_id": [v.id for v in world.versions],
+        "match_id": [world.finished.id, world.running.id],
+        "username": ["alice", "mallory"],
+    }
+    urls = []
+    for rule in app.url_map.iter_rules():
+        if "GET" not in (rule.methods or set()) or rule.endpoint == "static":
+            continue
+        names = sorted(rule.arguments)
+        if any(name not in ids for name in names):
+            continue
+        choices: list[dict[str, object]] = [{}]
+        for name in names:
+            choices = [{**c, name: value} for c in choices for value in ids[name]]
+        with app.test_request_context():
+            from flask import url_for
+
+            urls += [url_for(rule.endpoint, **c) for c in choices]
+    frames = [f"/api/v1/matches/{m.id}/frames" for m in (world.finished, world.running)]
+    return urls + [f"{u}?seat={s}" for u in frames for s in (0, 1)]
+
+
+def test_no_route_shows_another_owners_code_logs_or_seat_text(app: Flask, world: World) -> None:
+    """Every GET route, with every id of the world, as anyone but alice: none of alice's
+    sources, build and validation logs, or the debug and stderr text of her seat."""
+    urls = every_get_url(app, world)
+    assert any("/archive" in u for u in urls) and any("/frames" in u for u in urls)
+    assert shown_markers(app, world, urls, "alice") == {*ALICE_PRIVATE, *ALICE_SEAT}
+    for who in (None, "mallory"):
+        viewer = app.test_client()
+        headers = {"Authorization": f"Bearer {world.tokens[who]}"} if who else {}
+        if who:
+            login(viewer, who)
+        for url in urls:
+            with viewer.get(url, headers=headers) as answer:
+                body = answer.get_data(as_text=True)
+            leaked = [m for m in (*ALICE_PRIVATE, *ALICE_SEAT) if m in body]
+            assert not leaked, (who, url, leaked)
+
+
+def shown_markers(app: Flask, world: World, urls: list[str], who: str) -> set[str]:
+    """Which of alice's private markers ``who`` finds over all ``urls`` (alice: every one)."""
+    viewer = app.test_client()
+    login(viewer, who)
+    headers = {"Authorization": f"Bearer {world.tokens[who]}"}
+    found = set()
+    for url in urls:
+        for extra in ({}, headers):
+            with viewer.get(url, headers=extra) as answer:
+                body = answer.get_data(as_text=True)
+            found |= {m for m in (*ALICE_PRIVATE, *ALICE_SEAT) if m in body}
+    return found
+
+
+def redirect_targets() -> list[tuple[str, int, str]]:
+    """Every ``redirect(...)`` call in ``web/``: file, line and the source of its target."""
+    import ast
+
+    found = []
+    for path in sorted(Path(__file__).resolve().parents[3].joinpath("web").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "redirect":
+                found.append((path.name, node.lineno, ast.unparse(node.args[0])))
+    return found
+
+
+def test_every_redirect_goes_to_a_route_or_a_checked_path() -> None:
+    """An open redirect needs a target taken from the request: every redirect of the site goes
+    to ``url_for(...)``, or to ``auth.safe_next(...)`` of a request value (else a route)."""
+    targets = redirect_targets()
+    assert len(targets) >= 5
+    for name, line, source in targets:
+        plain = source.startswith("url_for(")
+        checked = source.startswith("auth.safe_next(") and " or url_for(" in source
+        assert plain or checked, (name, line, source)
