@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.bots import flush_hint
 from arena.connection import Connection, ReadEvent
 from arena.games import make_game
 from arena.games.base import State
@@ -45,6 +46,8 @@ class SelfTestReport:
 
     passed: bool = True
     lines: list[str] = field(default_factory=list)
+    hint: str | None = None
+    """The usual cause of the failure, when there is one (unflushed output, say)."""
 
     def note(self, text: str) -> None:
         self.lines.append(text)
@@ -96,10 +99,14 @@ def _request(state: State, rid: int, only_first: bool, move_ms: int) -> tuple[Re
 class _Probe:
     """One bot process under test."""
 
-    def __init__(self, conn: Connection, report: SelfTestReport, timeout: float) -> None:
+    def __init__(
+        self, conn: Connection, report: SelfTestReport, timeout: float, silent_hint: str
+    ) -> None:
         self.conn = conn
         self.report = report
         self.timeout = timeout
+        self.silent_hint = silent_hint
+        self.answers = 0
 
     def exchange(self, message: Any, what: str) -> Any:
         """Send ``message`` and decode the answer; None (and a failure noted) if there is none."""
@@ -111,7 +118,11 @@ class _Probe:
         event = self.conn.read_line(deadline, [])
         if event is not ReadEvent.LINE:
             self.report.fail(f"{what}: no answer ({event}) within {self.timeout:.1f}s")
+            if event is ReadEvent.TIMEOUT and self.answers < 2:
+                self.report.hint = self.silent_hint  # no ready, or no first answer
+                self.report.note(f"hint: {self.silent_hint}")
             return None
+        self.answers += 1
         try:
             answer = decode_bot_message(self.conn.lines.popleft())
         except ProtocolError as exc:
@@ -155,7 +166,8 @@ def run_selftest(
         return report
     conn = Connection(process)
     try:
-        _drive(_Probe(conn, report, timeout), game_name, manifest.name)
+        probe = _Probe(conn, report, timeout, flush_hint(manifest))
+        _drive(probe, game_name, manifest.name)
     finally:
         if not report.passed:
             conn.drain_stderr_until_closed(0.5)  # the crash message, if the bot left one
