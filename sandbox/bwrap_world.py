@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox.base import KIT_DIR, KIT_MOUNT, Limits, SandboxError
+from sandbox.base import KIT_DIR, KIT_MOUNT, BotCommandError, Limits
 from sandbox.walls import MASKED_PROC
 
 SANDBOX_UID = 1000
@@ -53,7 +53,7 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
     ``/usr``); other names are looked up on PATH. A relative path is the bot's own file.
     """
     if not command:
-        raise SandboxError("empty run command")
+        raise BotCommandError("empty run command")
     head, rest = command[0], list(command[1:])
     if head in ("python", "python3") and os.path.exists("/usr/bin/python3"):
         return ["/usr/bin/python3", *rest], []
@@ -62,7 +62,7 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
         return [exe, *rest], []
     found = shutil.which("nodejs" if head == "node" and not shutil.which("node") else head)
     if found is None:
-        raise SandboxError(f"command not found: {head!r}")
+        raise BotCommandError(f"command not found: {head!r}")
     real = os.path.realpath(found)
     extra = [] if real.startswith("/usr/") else [str(Path(real).parent.parent)]
     return [real, *rest], extra

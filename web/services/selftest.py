@@ -31,7 +31,7 @@ from arena.protocol import (
     decode_bot_message,
     encode,
 )
-from sandbox.base import Limits, Sandbox, SandboxError
+from sandbox.base import BotCommandError, Limits, Sandbox, SandboxError
 from web.services.seeds import new_seed
 
 MAX_SCAN_STEPS = 400
@@ -154,11 +154,15 @@ def run_selftest(
 ) -> SelfTestReport:
     """Start the bot and put it through the edge cases; never raises for a bot's misbehaviour.
 
-    ``SandboxError`` (the sandbox itself failing, not the bot) propagates: the platform's fault.
+    ``SandboxError`` (the sandbox itself failing, not the bot) propagates: the platform's fault;
+    ``BotCommandError`` (the bot's command not found or not runnable) is the bot's, a failure.
     """
     report = SelfTestReport()
     try:
         process = sandbox.spawn(manifest.path, manifest.run, limits or Limits(), slot=0)
+    except BotCommandError as exc:  # its own command cannot start: a verdict on the bot
+        report.fail(f"could not start {' '.join(manifest.run)}: {exc}")
+        return report
     except SandboxError:
         raise
     except Exception as exc:  # the bot cannot even start: that is the verdict
