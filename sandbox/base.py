@@ -9,6 +9,7 @@ sandbox matter: the runner enforces it.
 from __future__ import annotations
 
 import enum
+import errno
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -43,6 +44,24 @@ def isolated_env(env: Mapping[str, str] | None) -> dict[str, str]:
 
 class SandboxError(Exception):
     """The sandbox could not start the bot (not a bot failure: an infrastructure one)."""
+
+
+class BotCommandError(SandboxError):
+    """The bot's own command cannot be started: empty, not found, not executable. The bot's
+    fault, not the platform's (a build or self-test that meets it rejects the version)."""
+
+
+BOT_START_ERRNOS = frozenset(
+    {errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.ENOTDIR, errno.EISDIR, errno.ELOOP}
+)
+"""What starting a program can fail with because of the program itself (its path or file)."""
+
+
+def start_failure(exc: OSError, program: str) -> SandboxError:
+    """The error for ``program`` failing to start with ``exc``: the bot's (a missing or
+    unrunnable file) or the platform's (out of processes, memory, ...)."""
+    is_bot = exc.errno in BOT_START_ERRNOS
+    return (BotCommandError if is_bot else SandboxError)(f"could not start {program}: {exc}")
 
 
 class SandboxUnavailable(SandboxError):

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sandbox.base import BotProcess, Limits, Sandbox, SandboxError
+from sandbox.base import BotCommandError, BotProcess, Limits, Sandbox, SandboxError
 
 KEPT = ("bot.toml",)
 MAX_LINK_HOPS = 40  # as the kernel: more links than this in one path is a loop
@@ -64,7 +64,8 @@ def build_copy(
     """Build a copy of ``source`` with ``command``; on success the built tree is at ``target``.
 
     ``target`` must not exist yet; it is created only if the build succeeds. A build that
-    changes one of the ``kept`` files fails.
+    changes one of the ``kept`` files fails. ``SandboxError`` if the sandbox cannot run the
+    build at all (see ``run_build``).
     """
     if target.exists():
         raise SandboxError(f"build target {target} already exists")
@@ -203,11 +204,16 @@ def run_build(
     limits: Limits,
     slot: int = 0,
 ) -> BuildResult:
-    """Run ``command`` in ``workdir`` (mounted writable) for at most ``timeout_s`` seconds."""
+    """Run ``command`` in ``workdir`` (mounted writable) for at most ``timeout_s`` seconds.
+
+    A command that cannot start because of itself (``BotCommandError``: not found, not
+    executable) is a failed build; any other ``SandboxError`` (the sandbox failing to start
+    anything) propagates: the platform's fault, not the bot's.
+    """
     header = f"$ {' '.join(command)}\n"
     try:
         process = sandbox.spawn(workdir, command, limits, slot=slot, writable_bot_dir=True)
-    except SandboxError as exc:
+    except BotCommandError as exc:
         return BuildResult(False, f"{header}the build could not start: {exc}\n")
     _end_input(process)
     output = bytearray()

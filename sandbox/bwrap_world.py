@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from sandbox.base import KIT_DIR, KIT_MOUNT, Limits, SandboxError
+from sandbox.base import KIT_DIR, KIT_MOUNT, BotCommandError, Limits
 from sandbox.walls import MASKED_DEV, MASKED_PROC, MASKED_PROC_DIRS
 
 SANDBOX_UID = 1000
@@ -53,7 +53,7 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
     ``/usr``); other names are looked up on PATH. A relative path is the bot's own file.
     """
     if not command:
-        raise SandboxError("empty run command")
+        raise BotCommandError("empty run command")
     head, rest = command[0], list(command[1:])
     if head in ("python", "python3") and os.path.exists("/usr/bin/python3"):
         return ["/usr/bin/python3", *rest], []
@@ -62,12 +62,12 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
         return [exe, *rest], []
     found = shutil.which("nodejs" if head == "node" and not shutil.which("node") else head)
     if found is None:
-        raise SandboxError(f"command not found: {head!r}")
+        raise BotCommandError(f"command not found: {head!r}")
     real = os.path.realpath(found)
     if real.startswith("/usr/"):
         return [real, *rest], []
     if head not in PREFIX_BOUND:
-        raise SandboxError(f"command not found: {head!r} (only {_OFFERED} may lie outside /usr)")
+        raise BotCommandError(f"command not found: {head!r} (only {_OFFERED} may lie outside /usr)")
     return [real, *rest], [str(Path(real).parent.parent)]
 
 

@@ -36,6 +36,7 @@ from typing import Any
 from sandbox.base import (
     KIT_DIR,
     KIT_MOUNT,
+    BotCommandError,
     BotProcess,
     Exit,
     Limits,
@@ -86,10 +87,21 @@ def bot_user(slot: int) -> str:
     return f"{UID_BASE + slot}:{UID_BASE + slot}"
 
 
+NOT_RUNNABLE = ("executable file not found", "no such file or directory", "permission denied")
+"""What the engine says when the bot's own command cannot be run in the image."""
+
+
+def _start_error(exc: Exception) -> SandboxError:
+    """The error for a container that did not start: the bot's if its command cannot run."""
+    text = str(exc)
+    is_bot = any(words in text.lower() for words in NOT_RUNNABLE)
+    return (BotCommandError if is_bot else SandboxError)(f"could not start the container: {text}")
+
+
 def container_command(command: Sequence[str]) -> list[str]:
     """The bot's run command as it runs in the image (interpreters are on the image's PATH)."""
     if not command:
-        raise SandboxError("empty run command")
+        raise BotCommandError("empty run command")
     head, rest = command[0], list(command[1:])
     if head == "python":
         head = "python3"
@@ -433,7 +445,7 @@ class DockerSandbox(Sandbox):
                 self.api.remove_container(container, force=True)
             if account is not None:
                 account.remove()
-            raise SandboxError(f"could not start the container: {exc}") from exc
+            raise _start_error(exc) from exc
         return process
 
     def _create(

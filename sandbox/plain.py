@@ -16,21 +16,22 @@ from pathlib import Path
 
 from sandbox.base import (
     KIT_DIR,
+    BotCommandError,
     BotProcess,
     Exit,
     Limits,
     Sandbox,
-    SandboxError,
     Usage,
     bot_folder,
     kit_env,
+    start_failure,
 )
 
 
 def resolve_command(command: Sequence[str], bot_dir: Path) -> list[str]:
     """Resolve the interpreter of ``command`` to an absolute path (never a pyenv shim)."""
     if not command:
-        raise SandboxError("empty run command")
+        raise BotCommandError("empty run command")
     head = command[0]
     if head in ("python", "python3"):
         exe = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else shutil.which("python3")
@@ -39,7 +40,7 @@ def resolve_command(command: Sequence[str], bot_dir: Path) -> list[str]:
     else:
         exe = shutil.which(head)
     if exe is None:
-        raise SandboxError(f"command not found: {head!r}")
+        raise BotCommandError(f"command not found: {head!r}")
     return [exe, *command[1:]]
 
 
@@ -161,7 +162,7 @@ class PlainSandbox(Sandbox):
                 close_fds=True,
             )
         except OSError as exc:
-            raise SandboxError(f"could not start {argv[0]}: {exc}") from exc
+            raise start_failure(exc, argv[0]) from exc
         return PlainProcess(popen)
 
     def enforced(self, limits: Limits) -> dict[str, bool]:

@@ -7,6 +7,7 @@ the host what was left behind.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 from arena.bots import load_bot
 from arena.games import make_game
 from arena.runner import run_match
-from sandbox.base import KIT_DIR, Limits, Sandbox
+from sandbox.base import KIT_DIR, BotCommandError, Limits, Sandbox, SandboxError, start_failure
 from sandbox.build import build_copy, leads_inside, run_build, seal, writable_copy
 from tests.sandbox.conftest import REPO
 
@@ -384,3 +385,53 @@ def test_a_build_making_a_chain_of_links_to_the_host_loses_them(
     assert not os.path.lexists(built / "d" / "y") and not os.path.lexists(built / "shadow")
     assert (built / "inside").read_text() == "code\n"
     assert os.path.islink(built / "d" / "x")  # the folder itself: inside
+
+
+@pytest.mark.parametrize("command", [["no-such-compiler", "bot.c"], ["./no-such-script"]])
+def test_a_build_command_that_cannot_start_is_a_failed_build(
+    any_sandbox: Sandbox, open_dir: Path, command: list[str]
+) -> None:
+    """The bot's own mistake: a failed build with the reason in its log, never an error of
+    the sandbox (which would have the platform try the build again and again)."""
+    source = bot_folder(open_dir)
+    built = open_dir / "built"
+    result = build_copy(any_sandbox, source, built, command, timeout_s=60)
+    assert not result.ok
+    assert result.log.startswith(f"$ {' '.join(command)}\n")
+    assert "no-such" in result.log, result.log
+    assert not built.exists()
+
+
+def test_the_plain_backend_tells_a_missing_command_from_a_platform_fault(open_dir: Path) -> None:
+    from sandbox import get_sandbox
+
+    source = bot_folder(open_dir)
+    result = build_copy(get_sandbox("none"), source, open_dir / "b", ["no-such-cc"], timeout_s=60)
+    assert not result.ok and "command not found: 'no-such-cc'" in result.log
+    for code in (errno.ENOENT, errno.EACCES, errno.ENOEXEC):
+        assert isinstance(start_failure(OSError(code, "x"), "./bot"), BotCommandError)
+    for code in (errno.EAGAIN, errno.ENOMEM, errno.EMFILE):
+        error = start_failure(OSError(code, "x"), "./bot")
+        assert isinstance(error, SandboxError) and not isinstance(error, BotCommandError)
+
+
+def test_a_sandbox_that_fails_to_start_the_build_raises_and_leaves_nothing(
+    bwrap_sandbox: Sandbox, open_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox itself breaking at spawn (here: its bubblewrap gone since it was set up) is
+    the platform's fault: ``SandboxError`` propagates, for the caller to try again later."""
+    import tempfile
+
+    from sandbox.bwrap import BwrapSandbox
+
+    broken = BwrapSandbox()
+    broken.exe = str(open_dir / "bwrap-removed")
+    scratch = open_dir / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    source = bot_folder(open_dir)
+    built = open_dir / "built"
+    with pytest.raises(SandboxError, match="could not start bubblewrap") as raised:
+        build_copy(broken, source, built, ["sh", "-c", "echo hi"], timeout_s=60)
+    assert not isinstance(raised.value, BotCommandError)
+    assert not built.exists() and list(scratch.iterdir()) == []

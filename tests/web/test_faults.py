@@ -213,6 +213,16 @@ def _api_upload(client: FlaskClient, token: str, archive: bytes) -> TestResponse
     )
 
 
+def _as_documented(client: FlaskClient, answer: TestResponse) -> None:
+    """The answer is the one the OpenAPI document declares for its status on uploads."""
+    import jsonschema
+
+    spec = client.get("/api/v1/openapi.json").get_json()
+    declared = spec["paths"]["/api/v1/uploads"]["post"]["responses"][str(answer.status_code)]
+    schema = declared["content"]["application/json"]["schema"]
+    jsonschema.validate(answer.get_json(), {**schema, "components": spec["components"]})
+
+
 def test_an_upload_to_a_full_disk_answers_507_and_keeps_nothing(
     pg_app: Flask, small_disk: Path, shared_tmp: Path
 ) -> None:
@@ -221,6 +231,9 @@ def test_an_upload_to_a_full_disk_answers_507_and_keeps_nothing(
     db.session.commit()
     token = users.issue_token(owner, "tests")
     db.session.commit()
+    from tests.web.site.conftest import FreshClient
+
+    pg_app.test_client_class = FreshClient  # the fixtures' app context must not leak ``g``
     client = pg_app.test_client()
     small = bots.pack_folder(SAMPLES / "python" / "challenge-random")
     # Under 500 kB packed, as the test client holds larger bodies in files it never closes.
@@ -232,6 +245,7 @@ def test_an_upload_to_a_full_disk_answers_507_and_keeps_nothing(
     error = answer.get_json()["error"]
     assert error["code"] == "insufficient_storage"
     assert error["message"] == "the server's storage is full; nothing was saved; try again later"
+    _as_documented(client, answer)
     _nothing_kept(small_disk)
 
     assert len(large) < 400 * 1024
@@ -244,7 +258,7 @@ def test_an_upload_to_a_full_disk_answers_507_and_keeps_nothing(
     page = client.get("/upload").get_data(as_text=True)
     form = {"csrf_token": _csrf(page), "file": (io.BytesIO(large), "bot.zip")}
     answer = client.post("/upload", data=form, content_type="multipart/form-data")
-    assert answer.status_code == 507
+    assert answer.status_code == 507, answer.get_data(as_text=True)[-3000:]
     assert "the server&#39;s storage is full; nothing was saved" in answer.get_data(as_text=True)
     _nothing_kept(small_disk)
 

@@ -92,6 +92,12 @@ def version(version_id: int) -> dict[str, Any]:
 @blp.arguments(s.UploadForm, location="form")
 @blp.arguments(s.UploadFiles, location="files")
 @blp.response(201, s.envelope(s.Version))
+@blp.alt_response(
+    507,
+    schema=s.ErrorEnvelope,
+    description="Insufficient Storage: the server's storage cannot hold the upload; nothing "
+    "was kept (no version, no file): send it again later",
+)
 @blp.doc(security=[{"token": []}])
 @limiter.limit(lambda: _upload_limit())
 def upload(form: dict[str, Any], files: dict[str, Any]) -> tuple[dict[str, Any], int]:

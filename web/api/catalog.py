@@ -1,17 +1,19 @@
-"""API: the games, their ladders and standings, the queue, and who the token belongs to."""
+"""API: the games, their ladders and standings, the queue, the sandbox's runtimes, and who the
+token belongs to."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from flask import abort
+from flask import abort, current_app
 from flask_smorest import Blueprint
 
 from web import auth
 from web.api import envelope, queries
 from web.api import schemas as s
 from web.api.present import ladder_json
+from web.services.runtimes import offered
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,15 @@ def ladder(args: dict[str, Any], slug: str) -> dict[str, Any]:
 def status() -> dict[str, Any]:
     """Matches queued and running, and the workers seen playing in the last ten minutes."""
     return envelope(queries.queue_status())
+
+
+@blp.route("/runtimes")
+@blp.response(200, s.envelope(s.Runtimes))
+def runtimes() -> dict[str, Any]:
+    """The interpreters and compilers an uploaded bot's ``run`` and ``build`` can call: those of
+    the server's sandbox, probed once (``available`` false, with the reason, if they could not
+    be listed)."""
+    return envelope(offered(str(current_app.config["SANDBOX"])))
 
 
 @blp.route("/me")

@@ -273,6 +273,21 @@ class QueueStatus(Schema):
     workers = fields.List(fields.String(), required=True)
 
 
+class Runtime(Schema):
+    command = fields.String(required=True)
+    language = fields.String(required=True)
+    kind = fields.String(required=True, metadata={"enum": ["interpreter", "compiler"]})
+    path = fields.String(required=True)
+    version = fields.String(required=True)
+
+
+class Runtimes(Schema):
+    backend = fields.String(required=True)
+    available = fields.Boolean(required=True)
+    reason = fields.String(allow_none=True, required=True)
+    runtimes = fields.List(fields.Nested(Runtime), required=True)
+
+
 class Me(Schema):
     id = fields.Integer(required=True)
     username = fields.String(required=True)

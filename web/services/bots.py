@@ -403,7 +403,10 @@ def _selftest(version: BotVersion, manifest: Any) -> None:
         logs.append(f"== protocol self-test: {game}\n{report.log}")
         if not report.passed:
             version.validation_log = "\n".join(logs)
-            raise _StageFailed(f"the protocol self-test failed for {game}; see the validation log")
+            hint = f" (hint: {report.hint})" if report.hint else ""
+            raise _StageFailed(
+                f"the protocol self-test failed for {game}; see the validation log{hint}"
+            )
     version.validation_log = "\n".join(logs) + "\n"
 
 
@@ -475,9 +478,27 @@ def validation_match_finished(match: Match) -> None:
     elif match.status == MatchStatus.FAILED:
         _reject(version, f"the validation match could not be played: {match.error}")
     else:
-        message = (outcome.get("messages") or [None])[0]
-        _reject(version, f"the validation match ended with status {status!r}: {message or ''}")
+        message = (outcome.get("messages") or [None])[0] or ""
+        hint = _silence_hint(version, status, message)
+        _reject(version, f"the validation match ended with status {status!r}: {message}{hint}")
     db.session.commit()
+
+
+def _silence_hint(version: BotVersion, status: str, message: str) -> str:
+    """`` (hint: ...)`` when the bot said nothing in time (its output may sit in a buffer)."""
+    from arena.bots import BotManifest, flush_hint
+
+    if status != "timeout" and "(timeout)" not in message:
+        return ""
+    recorded = version.manifest or {}
+    manifest = BotManifest(
+        path=Path("."),
+        name=str(recorded.get("name", "")),
+        games=tuple(version.games or ()),
+        language=str(version.language or recorded.get("language", "")),
+        run=tuple(str(word) for word in recorded.get("run") or ()),
+    )
+    return f" (hint: {flush_hint(manifest)})"
 
 
 def activate(version: BotVersion) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.bots import flush_hint
 from arena.connection import Connection, ReadEvent
 from arena.games import make_game
 from arena.games.base import State
@@ -30,7 +31,7 @@ from arena.protocol import (
     decode_bot_message,
     encode,
 )
-from sandbox.base import Limits, Sandbox, SandboxError
+from sandbox.base import BotCommandError, Limits, Sandbox, SandboxError
 from web.services.seeds import new_seed
 
 MAX_SCAN_STEPS = 400
@@ -45,6 +46,8 @@ class SelfTestReport:
 
     passed: bool = True
     lines: list[str] = field(default_factory=list)
+    hint: str | None = None
+    """The usual cause of the failure, when there is one (unflushed output, say)."""
 
     def note(self, text: str) -> None:
         self.lines.append(text)
@@ -96,10 +99,14 @@ def _request(state: State, rid: int, only_first: bool, move_ms: int) -> tuple[Re
 class _Probe:
     """One bot process under test."""
 
-    def __init__(self, conn: Connection, report: SelfTestReport, timeout: float) -> None:
+    def __init__(
+        self, conn: Connection, report: SelfTestReport, timeout: float, silent_hint: str
+    ) -> None:
         self.conn = conn
         self.report = report
         self.timeout = timeout
+        self.silent_hint = silent_hint
+        self.answers = 0
 
     def exchange(self, message: Any, what: str) -> Any:
         """Send ``message`` and decode the answer; None (and a failure noted) if there is none."""
@@ -111,7 +118,11 @@ class _Probe:
         event = self.conn.read_line(deadline, [])
         if event is not ReadEvent.LINE:
             self.report.fail(f"{what}: no answer ({event}) within {self.timeout:.1f}s")
+            if event is ReadEvent.TIMEOUT and self.answers < 2:
+                self.report.hint = self.silent_hint  # no ready, or no first answer
+                self.report.note(f"hint: {self.silent_hint}")
             return None
+        self.answers += 1
         try:
             answer = decode_bot_message(self.conn.lines.popleft())
         except ProtocolError as exc:
@@ -143,11 +154,15 @@ def run_selftest(
 ) -> SelfTestReport:
     """Start the bot and put it through the edge cases; never raises for a bot's misbehaviour.
 
-    ``SandboxError`` (the sandbox itself failing, not the bot) propagates: the platform's fault.
+    ``SandboxError`` (the sandbox itself failing, not the bot) propagates: the platform's fault;
+    ``BotCommandError`` (the bot's command not found or not runnable) is the bot's, a failure.
     """
     report = SelfTestReport()
     try:
         process = sandbox.spawn(manifest.path, manifest.run, limits or Limits(), slot=0)
+    except BotCommandError as exc:  # its own command cannot start: a verdict on the bot
+        report.fail(f"could not start {' '.join(manifest.run)}: {exc}")
+        return report
     except SandboxError:
         raise
     except Exception as exc:  # the bot cannot even start: that is the verdict
@@ -155,7 +170,8 @@ def run_selftest(
         return report
     conn = Connection(process)
     try:
-        _drive(_Probe(conn, report, timeout), game_name, manifest.name)
+        probe = _Probe(conn, report, timeout, flush_hint(manifest))
+        _drive(probe, game_name, manifest.name)
     finally:
         if not report.passed:
             conn.drain_stderr_until_closed(0.5)  # the crash message, if the bot left one

@@ -23,6 +23,7 @@ from web.extensions import db, limiter
 from web.forms import ActionForm, UploadForm
 from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
+from web.services import runtimes
 from web.services.uploads import UploadError
 from web.storage import get_storage
 
@@ -90,7 +91,9 @@ def upload() -> ResponseReturnValue:
         else:
             flash(f"Version {version.number} uploaded: it builds and validates now.", "ok")
             return redirect(url_for("bots.bot", bot_id=version.bot_id))
-    return render_template("upload.html", form=form, error=error), 422 if error else 200
+    offered = runtimes.offered(str(current_app.config["SANDBOX"]))
+    page = render_template("upload.html", form=form, error=error, offered=offered)
+    return page, 422 if error else 200
 
 
 @bp.route("/versions/<id:version_id>/archive")

@@ -211,3 +211,56 @@ def test_a_sandbox_that_cannot_start_the_self_test_is_the_platforms_fault(
     shutil.rmtree(folder)  # the storage lost it: the sandbox has nothing to mount
     with pytest.raises(SandboxError):
         run_selftest(get_sandbox("bwrap"), manifest, "challenge")
+
+
+def test_a_sandbox_that_fails_only_when_the_build_starts_is_the_platforms_fault(
+    pg_app: Flask, shared_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox is there, but cannot start the build: here the worker's temporary folder
+    is private to root, so the build's uid cannot reach its copy (a misconfigured host)."""
+    import os
+    import tempfile
+
+    require_bwrap()
+    if os.geteuid() != 0:
+        missing("the sandbox checks the build folder's reach only when run as root")
+    pg_app.config.update(RETRY_BACKOFF=7.0)
+    version_id = submit(built_bot(shared_tmp / "bot"))
+    private = shared_tmp / "private-tmp"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    assert bots.prepare(version_id) == VersionStatus.UPLOADED
+    version = row(version_id)
+    assert (version.status, version.prepare_attempts) == (VersionStatus.UPLOADED, 1)
+    assert "sandbox failure" in str(version.error) and "not reachable" in str(version.error)
+    assert "not the bot's fault" in str(version.error)
+    assert list(private.iterdir()) == []  # the failed try left no build folder behind
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert bots.prepare(version_id) == VersionStatus.ACTIVE
+    assert (get_storage().bot_dir(version_id) / "stamp").stat().st_size == 200_000
+
+
+@pytest.mark.parametrize("field", ["build", "run"])
+def test_a_command_the_sandbox_does_not_have_rejects_the_bot_at_once(
+    pg_app: Flask, shared_tmp: Path, field: str
+) -> None:
+    """``ruby`` where there is no Ruby is the bot's mistake, in its build or its run command:
+    rejected with the reason, never tried again as if the platform had failed."""
+    require_bwrap()
+    folder = shared_tmp / "bot"
+    shutil.copytree(SAMPLES / "python" / "challenge-random", folder)
+    manifest = folder / "bot.toml"
+    text = manifest.read_text()
+    if field == "run":
+        text = text.replace('run = ["python3", "bot.py"]', 'run = ["no-such-ruby", "bot.rb"]')
+        assert "no-such-ruby" in text
+    else:
+        text += "build = ['no-such-ruby', 'make.rb']\n"
+    manifest.write_text(text)
+    version_id = submit(bots.pack_folder(folder))
+    assert bots.prepare(version_id) == VersionStatus.REJECTED
+    version = row(version_id)
+    log = version.build_log if field == "build" else version.validation_log
+    assert "command not found: 'no-such-ruby'" in log, log
+    assert "not the bot's fault" not in str(version.error)
+    assert version.prepare_attempts == 1
