@@ -19,6 +19,12 @@ from tests.web.browser.fixture_site import ROOT, FixtureSite
 
 CHROMIUM = Path(os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+DEFAULT_TIMEOUT_MS = 120_000
+"""How long Playwright waits for a page, a selector or an action before it fails a test.
+
+Generous on purpose: the tests run beside other CPU-heavy jobs, so a slow answer is not an error;
+a test that waits for something that never comes still fails, only later.
+"""
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -65,6 +71,8 @@ class PageErrors(list[str]):
 def context(browser: Any, site: FixtureSite) -> Iterator[Any]:
     """A fresh browser context that accepts downloads and may use the clipboard."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 860}, accept_downloads=True)
+    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    ctx.set_default_navigation_timeout(DEFAULT_TIMEOUT_MS)
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
     yield ctx
     ctx.close()
