@@ -335,7 +335,8 @@ def test_frames_without_history_still_play(page: Any, site: FixtureSite) -> None
     assert page.locator(".rv-marks .tick.pick-up").count() > 0
     page.keyboard.press("f")
     page.wait_for_selector(f'{ROOT_SEL}[data-seat="0"]')
-    assert page.inner_text('.rv-log li[data-step="2"] .what') == "moves (hidden)"
+    page.wait_for_selector('.rv-log li[data-step="2"]')
+    assert page.inner_text('.rv-log li[data-step="2"] .what') == "beat 9♥", "the pile is public"
     assert hidden_cards(page, 1) > 0
 
 
@@ -399,3 +400,37 @@ def test_a_long_replay_opens_at_once_and_jumps_to_its_end(page: Any, site: Fixtu
     assert page.locator(".rv-log li.deal-sep").count() == deals, "one heading per deal"
     assert page.locator(".rv-marks .tick.deal").count() == deals - 1
     assert all(0 < size <= 500 for size in window_sizes(site.requests))
+
+
+SECRETS = [
+    ("svoi-kozyri-tricks", "choose_trump", "chooses trumps (secret)"),
+    ("kozyr-boys", "discard", "discard (secret)"),
+]
+
+
+@pytest.mark.parametrize(("game", "kind", "secret"), SECRETS)
+def test_a_seat_sees_the_others_public_moves_and_not_their_secrets(
+    page: Any, site: FixtureSite, game: str, kind: str, secret: str
+) -> None:
+    open_viewer(page, f"{site.url}/viewer/{game}?seat=0")
+    replay = read_replay(GOLDEN / f"{game}.json")
+    lines = page.locator(".rv-log li[data-step]")
+    wait_until(page, lambda: lines.count() == last_step(game), "every line of the log")
+    texts = page.eval_on_selector_all(
+        ".rv-log li[data-step] .what", "ls => ls.map(l => l.textContent)"
+    )
+    others = [i for i, s in enumerate(replay["steps"]) if s["seat"] != 0]
+    assert others and not any(texts[i] == "moves (hidden)" for i in others)
+    secrets = [i for i in others if replay["steps"][i]["action"]["type"] == kind]
+    assert secrets and all(texts[i] == secret for i in secrets)
+    played = [i for i in others if replay["steps"][i]["action"]["type"] == "play"]
+    assert played and all(texts[i].startswith("play") for i in played)
+
+
+def test_a_seat_switch_shows_that_the_moves_are_loading(page: Any, site: FixtureSite) -> None:
+    open_viewer(page, f"{site.url}/viewer/svara#5")
+    page.route("**/api/frames/**", lambda route: None)  # held: the new seat's moves never come
+    page.keyboard.press("f")
+    page.wait_for_selector(".rv-log li.rv-log-wait")
+    assert page.locator(".rv-log li[data-step]").count() == 0
+    assert page.get_attribute(".rv-log", "aria-busy") == "true"
