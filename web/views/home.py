@@ -7,6 +7,7 @@ from pathlib import Path
 from flask import Blueprint, abort, render_template, send_file
 from flask.typing import ResponseReturnValue
 from sqlalchemy import select
+from sqlalchemy.orm import selectinload
 
 from web import auth
 from web.api import queries
@@ -35,7 +36,12 @@ def index() -> ResponseReturnValue:
     ladders = queries.ladders()
     user = auth.session_user()
     my_bots = (
-        db.session.scalars(select(Bot).where(Bot.owner_id == user.id).order_by(Bot.name)).all()
+        db.session.scalars(
+            select(Bot)
+            .where(Bot.owner_id == user.id)
+            .options(selectinload(Bot.versions))
+            .order_by(Bot.name)
+        ).all()
         if user
         else []
     )
