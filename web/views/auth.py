@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required, login_user, logout_user
 from sqlalchemy import select
@@ -72,30 +81,35 @@ def logout() -> ResponseReturnValue:
 @bp.route("/account")
 @login_required
 def account() -> ResponseReturnValue:
+    """The account page; a token created just before is shown here once, then forgotten."""
     tokens = db.session.scalars(
         select(ApiToken).where(ApiToken.user_id == current_user.id).order_by(ApiToken.id.desc())
     ).all()
-    return render_template(
-        "auth/account.html", tokens=tokens, form=TokenForm(), action=ActionForm(), new_token=None
+    new_token = session.pop(NEW_TOKEN_KEY, None)
+    form, action = TokenForm(), ActionForm()
+    page = render_template(
+        "auth/account.html", tokens=tokens, form=form, action=action, new_token=new_token
     )
+    return page, 200, {"Cache-Control": "no-store"}
+
+
+NEW_TOKEN_KEY = "new_token"
+"""The session key that carries a new token from its POST to the account page that shows it."""
 
 
 @bp.route("/account/tokens", methods=["POST"])
 @login_required
 def create_token() -> ResponseReturnValue:
+    """Create a token and redirect to the account page, which shows it once (post/redirect/get:
+    reloading the page does not send the form again)."""
     form = TokenForm()
     if not form.validate_on_submit():
         flash("A token needs a name.", "error")
         return redirect(url_for("auth.account"))
     token = users.issue_token(current_user, form.name.data or "token")
     db.session.commit()
-    tokens = db.session.scalars(
-        select(ApiToken).where(ApiToken.user_id == current_user.id).order_by(ApiToken.id.desc())
-    ).all()
-    page = render_template(
-        "auth/account.html", tokens=tokens, form=TokenForm(), action=ActionForm(), new_token=token
-    )
-    return page, 201, {"Cache-Control": "no-store"}
+    session[NEW_TOKEN_KEY] = token
+    return redirect(url_for("auth.account"), 303)
 
 
 @bp.route("/account/tokens/<id:token_id>/revoke", methods=["POST"])

@@ -57,6 +57,15 @@ def index() -> ResponseReturnValue:
     )
 
 
+FAVICON = Path(__file__).resolve().parents[1] / "static" / "favicon.ico"
+
+
+@bp.route("/favicon.ico")
+def favicon() -> ResponseReturnValue:
+    """The site's icon, where browsers look for it first."""
+    return send_file(FAVICON, mimetype="image/vnd.microsoft.icon", max_age=86400)
+
+
 @bp.route("/docs/api")
 def api_docs() -> ResponseReturnValue:
     """A readable index of the JSON API, generated from its OpenAPI document."""

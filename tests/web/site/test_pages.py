@@ -363,3 +363,36 @@ def test_the_home_page_counts_running_matches_and_their_workers(
     assert "<b>1</b> match playing now on <b>1</b> worker<" in line
     world.running.worker = None
     db.session.commit()
+
+
+def test_the_site_has_an_icon(client: FlaskClient, world: World) -> None:
+    answer = client.get("/favicon.ico")
+    assert answer.status_code == 200 and answer.mimetype == "image/vnd.microsoft.icon"
+    assert answer.get_data()[:4] == b"\x00\x00\x01\x00", "an ICO file"
+    answer.close()
+    assert 'rel="icon" href="/favicon.ico"' in client.get("/").get_data(as_text=True)
+
+
+def test_a_new_token_is_shown_once_after_a_redirect(client: FlaskClient, world: World) -> None:
+    from tests.web.site.conftest import csrf_from
+
+    login(client, "alice")
+    page = client.get("/account").get_data(as_text=True)
+    answer = client.post("/account/tokens", data={"name": "laptop", "csrf_token": csrf_from(page)})
+    assert answer.status_code == 303 and answer.headers["Location"].endswith("/account")
+    shown = client.get("/account")
+    assert shown.headers["Cache-Control"] == "no-store"
+    token = re.search(r'<code class="token">([^<]+)</code>', shown.get_data(as_text=True))
+    assert token, "the new token is on the page the browser lands on"
+    me = client.get("/api/v1/me", headers={"Authorization": f"Bearer {token.group(1)}"})
+    assert me.get_json()["data"]["username"] == "alice"
+    again = client.get("/account").get_data(as_text=True)
+    assert token.group(1) not in again and "laptop" in again, "shown once, listed after"
+
+
+def test_the_tournament_table_says_how_points_are_counted(
+    client: FlaskClient, world: World, tournament_id: int
+) -> None:
+    html = client.get(f"/tournaments/{tournament_id}").get_data(as_text=True)
+    assert "<abbr title=" in html and "players − place" in html
+    assert "1st 1, 2nd 0" in html, "a two-player table's points per place"
