@@ -98,3 +98,50 @@ def screenshot(page: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+TABLE_BOXES = """root => {
+  const box = (r) => ({left: r.left, top: r.top, right: r.right, bottom: r.bottom});
+  const union = (rects) => rects.length ? box({
+    left: Math.min(...rects.map(r => r.left)), top: Math.min(...rects.map(r => r.top)),
+    right: Math.max(...rects.map(r => r.right)), bottom: Math.max(...rects.map(r => r.bottom))
+  }) : null;
+  const shown = (node) => node.getClientRects().length > 0;
+  const out = {};
+  root.querySelectorAll('.seat').forEach(s => {
+    out['seat ' + s.dataset.seat] = box(s.getBoundingClientRect());
+  });
+  root.querySelectorAll('.table-center .zone').forEach(z => {
+    const parts = [...z.children].filter(shown).map(c => c.getBoundingClientRect());
+    const found = union(parts);
+    if (found) out['centre ' + z.className] = found;
+  });
+  const info = root.querySelector('.table-info');
+  if (info && shown(info)) out['info box'] = box(info.getBoundingClientRect());
+  root.querySelectorAll('.rv-controls > *').forEach((c, i) => {
+    out['control ' + i + ' ' + c.className] = box(c.getBoundingClientRect());
+  });
+  return out;
+}"""
+"""The boxes of the table's parts, by name: seats, the centre's cards, info box and controls."""
+
+
+def table_boxes(page: Any) -> dict[str, dict[str, float]]:
+    """Where the viewer's table parts are on the page now (``TABLE_BOXES``)."""
+    boxes: dict[str, dict[str, float]] = page.eval_on_selector("#replay-viewer", TABLE_BOXES)
+    return boxes
+
+
+def overlaps(boxes: dict[str, dict[str, float]]) -> list[tuple[str, str]]:
+    """Every pair of boxes that share some area (touching edges do not count)."""
+    names = sorted(boxes)
+    found = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            one, two = boxes[a], boxes[b]
+            if (
+                min(one["right"], two["right"]) - max(one["left"], two["left"]) > 0.5
+                and min(one["bottom"], two["bottom"]) - max(one["top"], two["top"]) > 0.5
+            ):
+                found.append((a, b))
+    return found

@@ -15,7 +15,7 @@ import pytest
 from arena.agents import random_agent
 from arena.games import make_game
 from arena.replay import agent_rng, read_replay, record_builtin_match
-from tests.web.browser.conftest import screenshot
+from tests.web.browser.conftest import overlaps, screenshot, table_boxes
 from tests.web.browser.fixture_site import GOLDEN, FixtureSite
 from web.viewer_export import standalone_html
 
@@ -434,3 +434,31 @@ def test_a_seat_switch_shows_that_the_moves_are_loading(page: Any, site: Fixture
     page.wait_for_selector(".rv-log li.rv-log-wait")
     assert page.locator(".rv-log li[data-step]").count() == 0
     assert page.get_attribute(".rv-log", "aria-busy") == "true"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+@pytest.mark.parametrize("game", GAMES)
+def test_no_part_of_the_table_covers_another(
+    page: Any, site: FixtureSite, game: str, width: int
+) -> None:
+    """Seats, the cards in the centre, the info box and the controls each keep their own
+    place, on a desktop and on a phone, from the deal to the end of the match."""
+    page.set_viewport_size({"width": width, "height": 844})
+    open_viewer(page, f"{site.url}/viewer/{game}")
+    steps = last_step(game)
+    for step in sorted({1, 12, steps // 3, steps // 2, steps - 1}):
+        page.eval_on_selector(
+            ".rv-range", f"r => {{ r.value = '{step}'; r.dispatchEvent(new Event('input')); }}"
+        )
+        wait_step(page, step)
+        page.wait_for_timeout(400)  # the cards' glide ends (a check, not a wait for the page)
+        boxes = table_boxes(page)
+        assert sum(name.startswith("seat") for name in boxes) >= 2
+        assert not overlaps(boxes), f"step {step}: {overlaps(boxes)}"
+    viewport = page.viewport_size["width"]
+    controls = table_boxes(page)
+    slider = page.eval_on_selector(".rv-range", "r => r.getBoundingClientRect().width")
+    assert slider >= min(200, viewport / 2), f"the seek slider keeps a usable width ({slider})"
+    speed = next(box for name, box in controls.items() if "rv-speed" in name)
+    assert speed["right"] <= viewport, "the speed selector is not cut off"
+    screenshot(page, f"viewer-{game}-{width}")
