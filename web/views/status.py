@@ -29,7 +29,7 @@ STAGES: dict[VersionStatus, tuple[str, str]] = {
 }
 """Each version status as a word for the badge and a sentence of what happens now and next."""
 
-STEPS: list[tuple[str, str]] = [
+STEPS: list[tuple[VersionStatus, str]] = [
     (VersionStatus.UPLOADED, "Queued"),
     (VersionStatus.BUILDING, "Build and self-test"),
     (VersionStatus.VALIDATING, "Validation match"),

@@ -100,22 +100,25 @@ def submit(site: str, token: str) -> subprocess.Popen[str]:
 def follow_the_bot_page(page: Any, site: str) -> str:
     """Open the bot from the home page; the bot page follows it to active by itself."""
 
+    mine = f"main .hero a:has-text('{NAME}')"  # "Your bots" (the ladders list the house's)
+
     def listed() -> bool:
         page.goto(site)
-        return bool(page.locator(f"main >> text={NAME}").count())
+        return bool(page.locator(mine).count())
 
     wait_for(listed, 120, "the uploaded bot on the home page")
     badge = page.inner_text("main .hero .status")
-    page.click(f"main >> text={NAME}")
+    screenshot(page, "newcomer-3-home")
+    page.click(mine)
     page.wait_for_url("**/bots/*")
-    screenshot(page, "newcomer-3-bot-validating")
+    screenshot(page, "newcomer-4-bot-validating")
     if page.locator("#version-progress").count():
         assert badge != "active" and page.inner_text("#bot-state") != "active", "not active yet"
     # no reloads from here: the page's own script follows the version and reloads when it settles
     page.wait_for_selector("#bot-state.active, #bot-state.rejected", timeout=WAIT_S * 1000)
     assert page.inner_text("#bot-state") == "active", page.inner_text("main")[:2000]
     assert page.locator("#version-progress").count() == 0
-    screenshot(page, "newcomer-4-bot-active")
+    screenshot(page, "newcomer-5-bot-active")
     return str(page.url)
 
 
@@ -123,7 +126,7 @@ def the_ladder_shows_the_bot(page: Any) -> None:
     page.click("main >> text=table >> nth=0")
     page.wait_for_url("**/ladders/**")
     assert USER in page.inner_text("table.ladder")
-    screenshot(page, "newcomer-5-ladder")
+    screenshot(page, "newcomer-6-ladder")
 
 
 def open_a_finished_match(page: Any, bot_url: str) -> str:
@@ -185,7 +188,7 @@ def test_a_newcomer_reaches_the_ladder_and_watches_the_bot_play(
     the_ladder_shows_the_bot(page)
     match_url = open_a_finished_match(page, bot_url)
     steps = watch_from_its_seat(page)
-    no_part_covers_another(page, steps, "newcomer-6-match-seat-1280")
+    no_part_covers_another(page, steps, "newcomer-7-match-seat-1280")
 
     page.set_viewport_size(PHONE)
     for url, name in [(platform, "home"), (bot_url, "bot"), (f"{platform}/account", "account")]:
@@ -197,7 +200,7 @@ def test_a_newcomer_reaches_the_ladder_and_watches_the_bot_play(
     page_fits(page, "the match page")
     assert page.locator("table.seats th:has-text('Status')").is_visible()
     steps = watch_from_its_seat(page)
-    no_part_covers_another(page, steps, "newcomer-7-match-seat-390")
+    no_part_covers_another(page, steps, "newcomer-8-match-seat-390")
     slider = page.eval_on_selector(".rv-range", "r => r.getBoundingClientRect().width")
     assert slider >= 200, f"the seek slider keeps a usable width ({slider} px)"
     speed = page.eval_on_selector(".rv-speed", "s => s.getBoundingClientRect().right")
