@@ -89,7 +89,7 @@ def test_upload_validate_play_and_watch_the_replay(
     screenshot(page, "site-upload")
     upload(page, zipped(SAMPLES / BOT))
     bot_url = page.url
-    reload_until(page, "main td .status.active", 120, "the version to pass validation")
+    reload_until(page, "main td .status.active", 300, "the version to pass validation")
 
     played = _play_ladder_matches(pg_app, 2)
     page.goto(bot_url)
