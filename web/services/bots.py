@@ -197,8 +197,10 @@ def _build(version: BotVersion, manifest: Any) -> None:
     scratch = storage.scratch_dir()
     try:
         built = scratch / "built"
+        sandbox = engine.sandbox_for(version.trusted)
+        _no_transaction()
         result = build_copy(
-            engine.sandbox_for(version.trusted),
+            sandbox,
             manifest.path,
             built,
             list(manifest.build),
@@ -228,9 +230,9 @@ def _replace_folder(folder: Path, built: Path, aside: Path) -> None:
 def _selftest(version: BotVersion, manifest: Any) -> None:
     from web.services.selftest import run_selftest
 
-    version.status = VersionStatus.VALIDATING
     sandbox = engine.sandbox_for(version.trusted)
     timeout = float(current_app.config["SELFTEST_TIMEOUT"])
+    _no_transaction()
     logs = []
     for game in manifest.games:
         report = run_selftest(sandbox, manifest, game, timeout=timeout)
@@ -238,7 +240,18 @@ def _selftest(version: BotVersion, manifest: Any) -> None:
         if not report.passed:
             version.validation_log = "\n".join(logs)
             raise _StageFailed(f"the protocol self-test failed for {game}; see the validation log")
+    version.status = VersionStatus.VALIDATING
     version.validation_log = "\n".join(logs) + "\n"
+
+
+def _no_transaction() -> None:
+    """Commit before a long sandboxed stage, so no transaction stays open while it runs.
+
+    On SQLite (the embedded platform) every transaction holds the database's write lock: one
+    left open through a build or a self-test would stop every page, upload and match meanwhile.
+    The version stays ``building`` in the database until its stages are over.
+    """
+    db.session.commit()
 
 
 # --- validation match ----------------------------------------------------------------------

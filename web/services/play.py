@@ -263,6 +263,9 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
         db.session.commit()
         return False
     _after_finish(match_id)
+    # End the read transaction _after_finish began: on SQLite every transaction holds the write
+    # lock, and the live replay's clean-up (its own session) would wait for it with everyone else.
+    db.session.rollback()
     return True
 
 
