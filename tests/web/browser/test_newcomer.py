@@ -97,12 +97,14 @@ def submit(site: str, token: str) -> subprocess.Popen[str]:
     )
 
 
-def follow_the_bot_page(page: Any, site: str) -> str:
+def follow_the_bot_page(page: Any, site: str, child: subprocess.Popen[str]) -> str:
     """Open the bot from the home page; the bot page follows it to active by itself."""
-
     mine = f"main .hero a:has-text('{NAME}')"  # "Your bots" (the ladders list the house's)
 
     def listed() -> bool:
+        if child.poll() not in (None, 0):
+            out, err = child.communicate()
+            pytest.fail(f"arena submit failed ({child.returncode}):\n{out}\n{err}")
         page.goto(site)
         return bool(page.locator(mine).count())
 
@@ -179,7 +181,7 @@ def test_a_newcomer_reaches_the_ladder_and_watches_the_bot_play(
     token = sign_up_and_create_a_token(page, platform)
     child = submit(platform, token)
     try:
-        bot_url = follow_the_bot_page(page, platform)
+        bot_url = follow_the_bot_page(page, platform, child)
         out, err = child.communicate(timeout=WAIT_S + 60)
     finally:
         child.kill()
