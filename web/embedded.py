@@ -8,7 +8,9 @@ Started by ``arena up``. It runs:
 - the database migrations (SQLite at ``./var/arena.db`` unless ``ARENA_DATABASE_URL`` is set);
 - the project's sample bots, registered to the house account ``demo`` and made active at once
   (``ARENA_DEMO_GAMES=challenge,svara`` limits them to some games);
-- a Celery worker pool, Celery beat (ladder scheduler and reaper) and the web server (gunicorn).
+- a Celery worker pool for matches, one more worker process for builds, self-tests and the
+  scheduler's tasks (so an upload never waits behind the ladders), Celery beat (ladder scheduler
+  and reaper) and the web server (gunicorn).
 
 Ctrl-C stops everything; running matches are given back and played again after a restart.
 """
@@ -141,8 +143,15 @@ class Platform:
         celery = [py, "-m", "celery", "-A", "web.worker:celery"]
         self._spawn(
             "worker",
-            [*celery, "worker", "-Q", "matches,default", "-c", str(self.workers),
+            [*celery, "worker", "-Q", "matches", "-c", str(self.workers),
              "--prefetch-multiplier", "1", "-l", "info", "-n", "embedded@%h"],
+        )  # fmt: skip
+        # Builds, self-tests and the scheduler's tasks get a process of their own: behind a
+        # queue of matches, an upload would wait until the ladders ran dry.
+        self._spawn(
+            "builder",
+            [*celery, "worker", "-Q", "default", "-c", "1",
+             "--prefetch-multiplier", "1", "-l", "info", "-n", "builder@%h"],
         )  # fmt: skip
         self._spawn(
             "beat", [*celery, "beat", "-l", "info", "-s", str(self.var / "celerybeat-schedule")]

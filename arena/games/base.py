@@ -159,6 +159,11 @@ def ranking_from_scores(scores: Sequence[float], higher_is_better: bool = True) 
     return tuple(1 + sum(1 for other in keyed if other < mine) for mine in keyed)
 
 
+def secret_action(action: JSON) -> JSON:
+    """What others see of a secret move: its kind only, marked ``"secret": true``."""
+    return {"type": action.get("type"), "secret": True}
+
+
 def deal_rng(seed: int, deal_index: int) -> random.Random:
     """The chance source of one deal: a PRNG seeded by (match seed, deal index).
 
@@ -227,6 +232,16 @@ class Game(ABC):
     @abstractmethod
     def greedy_action(self, state: State, rng: random.Random) -> Action:
         """The built-in simple heuristic agent's choice in ``state``."""
+
+    def action_seen_by(self, action: JSON, actor: int, viewer: int | None) -> JSON:
+        """What ``viewer`` (a seat, or None for a spectator) sees of ``actor``'s ``action``.
+
+        ``action`` is the wire form. Most moves are made in the open (a card to the pile or the
+        trick, a bet, a pick-up): the viewer sees the action itself, the default. A game whose
+        rulebook makes some moves secret overrides this and gives ``secret_action(action)``
+        for them, to every viewer the rulebook keeps in the dark.
+        """
+        return action
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Game:
         # A Game is immutable, so a cloned State shares it (its params proxy cannot be copied).

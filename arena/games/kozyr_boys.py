@@ -26,6 +26,7 @@ from arena.games.base import (
     State,
     deal_rng,
     ranking_from_scores,
+    secret_action,
 )
 from arena.games.kozyr_boys_rules import (
     Trumps,
@@ -96,6 +97,12 @@ class KozyrBoys(Game):
 
     def new_state(self, seed: int) -> KozyrBoysState:
         return KozyrBoysState(self, seed)
+
+    def action_seen_by(self, action: JSON, actor: int, viewer: int | None) -> JSON:
+        """The dealer's discard is laid aside face down: the others learn only that he discarded."""
+        if action.get("type") == "discard" and viewer != actor:
+            return secret_action(action)
+        return action
 
     def position(
         self,

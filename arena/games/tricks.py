@@ -25,6 +25,7 @@ from arena.games.base import (
     Param,
     State,
     deal_rng,
+    secret_action,
 )
 from arena.games.tricktaking import (
     OVER,
@@ -93,6 +94,14 @@ class SvoiKozyriTricks(Game):
 
     def hand_size(self) -> int:
         return PACK_SIZE // self.players
+
+    def action_seen_by(self, action: JSON, actor: int, viewer: int | None) -> JSON:
+        """A trump choice is secret: only the chooser and (with teams) the partner know it."""
+        if action.get("type") != "choose_trump" or viewer == actor:
+            return action
+        if self.teams and viewer is not None and viewer % 2 == actor % 2:
+            return action
+        return secret_action(action)
 
     def new_state(self, seed: int) -> TricksState:
         return TricksState(self, seed)

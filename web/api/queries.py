@@ -322,7 +322,8 @@ def match(match_id: int) -> Match | None:
 
 
 def queue_status() -> dict[str, Any]:
-    """Matches waiting and running, and which workers played in the last ten minutes."""
+    """Matches waiting and running, which workers play them now (``busy``), and which workers
+    played in the last ten minutes (``workers``)."""
     counts = dict(
         db.session.execute(
             select(Match.status, func.count())
@@ -330,6 +331,9 @@ def queue_status() -> dict[str, Any]:
             .group_by(Match.status)
         ).all()
     )
+    busy = db.session.scalars(
+        select(Match.worker).where(Match.status == MatchStatus.RUNNING).distinct().limit(50)
+    ).all()
     since = utcnow() - timedelta(minutes=10)
     workers = db.session.scalars(
         select(Match.worker)
@@ -344,6 +348,7 @@ def queue_status() -> dict[str, Any]:
         "queued": int(counts.get(MatchStatus.QUEUED, 0)),
         "running": int(counts.get(MatchStatus.RUNNING, 0)),
         "workers": sorted(w for w in workers if w),
+        "busy": sorted(w for w in busy if w),
     }
 
 

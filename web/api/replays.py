@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from arena import replay as replays
-from arena.games.base import State
+from arena.games.base import Game, State
 from web.models import Match, MatchStatus
 from web.services import sealing
 from web.storage import get_storage
@@ -186,7 +186,7 @@ def frames_for(
     # islice stops before re-playing the step after the window
     for index, state in enumerate(islice(replays.states(_replayable(doc)), window.stop)):
         if index >= window.start:
-            event = event_for(steps[index - 1], seat, owned, live) if index else None
+            event = event_for(steps[index - 1], state.game, seat, owned, live) if index else None
             shown.append(_frame(state, index, event, seat, live))
     return shown
 
@@ -210,16 +210,23 @@ def _view(data: dict[str, Any]) -> Any:
 
 
 def event_for(
-    event: dict[str, Any], seat: int | None, owned: set[int], live: bool
+    event: dict[str, Any], game: Game, seat: int | None, owned: set[int], live: bool
 ) -> dict[str, Any]:
-    """A frame's event: the action only where the frame's viewer saw it made."""
+    """A frame's event: the action as the frame's viewer saw it made.
+
+    A finished match shows a seat every move the game's rules make public, and of a secret move
+    only its kind (``Game.action_seen_by``); a running match shows only the viewer's own moves.
+    """
     shown = dict(event)
-    if event.get("seat") not in owned:
+    actor = event.get("seat")
+    if actor not in owned:
         for key in PRIVATE_STEP_KEYS:
             shown[key] = None
-    sees_all = seat is None and not live
-    if not sees_all and event.get("seat") != seat:
-        shown.pop("action", None)
+    if (seat is None and not live) or actor == seat or "action" not in shown:
+        return shown
+    action = shown.pop("action")
+    if not live and isinstance(actor, int) and isinstance(action, dict):
+        shown["action"] = game.action_seen_by(action, actor, seat)
     return shown
 
 

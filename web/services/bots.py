@@ -363,8 +363,9 @@ def _build(version: BotVersion, manifest: Any) -> None:
     scratch = storage.scratch_dir()
     try:
         built = scratch / "built"
+        sandbox = engine.sandbox_for(version.trusted)
         result = build_copy(
-            engine.sandbox_for(version.trusted),
+            sandbox,
             manifest.path,
             built,
             list(manifest.build),
@@ -394,7 +395,6 @@ def _replace_folder(folder: Path, built: Path, aside: Path) -> None:
 def _selftest(version: BotVersion, manifest: Any) -> None:
     from web.services.selftest import run_selftest
 
-    version.status = VersionStatus.VALIDATING
     sandbox = engine.sandbox_for(version.trusted)
     timeout = float(current_app.config["SELFTEST_TIMEOUT"])
     logs = []

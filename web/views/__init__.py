@@ -14,6 +14,7 @@ from werkzeug.exceptions import HTTPException, InternalServerError
 from web import charts
 from web.api import error_payload, wants_json
 from web.api.queries import score
+from web.views import status
 
 
 def register(app: Flask) -> None:
@@ -61,6 +62,9 @@ def template_helpers() -> dict[str, Any]:
         "rating_chart": charts.rating_chart,
         "score": score,
         "page_url": page_url,
+        "bot_state": status.bot_state,
+        "version_stage": status.version_stage,
+        "version_steps": status.steps,
     }
 
 

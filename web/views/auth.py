@@ -115,7 +115,8 @@ def _end_this_session() -> None:
 @bp.route("/account")
 @login_required
 def account() -> ResponseReturnValue:
-    return _account_page(None)
+    """The account page; a token created just before is shown here once, then forgotten."""
+    return _account_page(session.pop(NEW_TOKEN_KEY, None))
 
 
 def _account_page(
@@ -137,17 +138,24 @@ def _account_page(
     return page, status, {"Cache-Control": "no-store"}
 
 
+NEW_TOKEN_KEY = "new_token"
+"""The session key that carries a new token from its POST to the account page that shows it."""
+
+
 @bp.route("/account/tokens", methods=["POST"])
 @login_required
 @limiter.limit(_auth_limit)
 def create_token() -> ResponseReturnValue:
+    """Create a token and redirect to the account page, which shows it once (post/redirect/get:
+    reloading the page does not send the form again)."""
     form = TokenForm()
     if not form.validate_on_submit():
         flash("A token needs a name.", "error")
         return redirect(url_for("auth.account"))
     token = users.issue_token(current_user, form.name.data or "token")
     db.session.commit()
-    return _account_page(token, status=201)
+    session[NEW_TOKEN_KEY] = token
+    return redirect(url_for("auth.account"), 303)
 
 
 @bp.route("/account/tokens/<id:token_id>/revoke", methods=["POST"])

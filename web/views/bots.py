@@ -26,6 +26,7 @@ from web.services import bots as bot_service
 from web.services import runtimes
 from web.services.uploads import UploadError
 from web.storage import get_storage
+from web.views.status import version_stage
 
 bp = Blueprint("bots", __name__)
 
@@ -89,7 +90,9 @@ def upload() -> ResponseReturnValue:
         except UploadError as exc:
             error = str(exc)
         else:
-            flash(f"Version {version.number} uploaded: it builds and validates now.", "ok")
+            db.session.refresh(version)  # a worker may have taken it already
+            word, sentence = version_stage(version)
+            flash(f"Version {version.number} uploaded ({word}): it {sentence}.", "ok")
             return redirect(url_for("bots.bot", bot_id=version.bot_id))
     offered = runtimes.offered(str(current_app.config["SANDBOX"]))
     page = render_template("upload.html", form=form, error=error, offered=offered)

@@ -7,6 +7,7 @@ from pathlib import Path
 from flask import Blueprint, abort, render_template, send_file
 from flask.typing import ResponseReturnValue
 from sqlalchemy import select
+from sqlalchemy.orm import selectinload
 
 from web import auth
 from web.api import queries
@@ -35,7 +36,12 @@ def index() -> ResponseReturnValue:
     ladders = queries.ladders()
     user = auth.session_user()
     my_bots = (
-        db.session.scalars(select(Bot).where(Bot.owner_id == user.id).order_by(Bot.name)).all()
+        db.session.scalars(
+            select(Bot)
+            .where(Bot.owner_id == user.id)
+            .options(selectinload(Bot.versions))
+            .order_by(Bot.name)
+        ).all()
         if user
         else []
     )
@@ -49,6 +55,15 @@ def index() -> ResponseReturnValue:
         queue=queries.queue_status(),
         my_bots=my_bots,
     )
+
+
+FAVICON = Path(__file__).resolve().parents[1] / "static" / "favicon.ico"
+
+
+@bp.route("/favicon.ico")
+def favicon() -> ResponseReturnValue:
+    """The site's icon, where browsers look for it first."""
+    return send_file(FAVICON, mimetype="image/vnd.microsoft.icon", max_age=86400)
 
 
 @bp.route("/docs/api")

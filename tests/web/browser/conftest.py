@@ -19,6 +19,12 @@ from tests.web.browser.fixture_site import ROOT, FixtureSite
 
 CHROMIUM = Path(os.environ.get("ARENA_CHROMIUM", "/usr/bin/chromium"))
 SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+DEFAULT_TIMEOUT_MS = 120_000
+"""How long Playwright waits for a page, a selector or an action before it fails a test.
+
+Generous on purpose: the tests run beside other CPU-heavy jobs, so a slow answer is not an error;
+a test that waits for something that never comes still fails, only later.
+"""
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -65,6 +71,8 @@ class PageErrors(list[str]):
 def context(browser: Any, site: FixtureSite) -> Iterator[Any]:
     """A fresh browser context that accepts downloads and may use the clipboard."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 860}, accept_downloads=True)
+    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    ctx.set_default_navigation_timeout(DEFAULT_TIMEOUT_MS)
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
     yield ctx
     ctx.close()
@@ -90,3 +98,50 @@ def screenshot(page: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+TABLE_BOXES = """root => {
+  const box = (r) => ({left: r.left, top: r.top, right: r.right, bottom: r.bottom});
+  const union = (rects) => rects.length ? box({
+    left: Math.min(...rects.map(r => r.left)), top: Math.min(...rects.map(r => r.top)),
+    right: Math.max(...rects.map(r => r.right)), bottom: Math.max(...rects.map(r => r.bottom))
+  }) : null;
+  const shown = (node) => node.getClientRects().length > 0;
+  const out = {};
+  root.querySelectorAll('.seat').forEach(s => {
+    out['seat ' + s.dataset.seat] = box(s.getBoundingClientRect());
+  });
+  root.querySelectorAll('.table-center .zone').forEach(z => {
+    const parts = [...z.children].filter(shown).map(c => c.getBoundingClientRect());
+    const found = union(parts);
+    if (found) out['centre ' + z.className] = found;
+  });
+  const info = root.querySelector('.table-info');
+  if (info && shown(info)) out['info box'] = box(info.getBoundingClientRect());
+  root.querySelectorAll('.rv-controls > *').forEach((c, i) => {
+    out['control ' + i + ' ' + c.className] = box(c.getBoundingClientRect());
+  });
+  return out;
+}"""
+"""The boxes of the table's parts, by name: seats, the centre's cards, info box and controls."""
+
+
+def table_boxes(page: Any) -> dict[str, dict[str, float]]:
+    """Where the viewer's table parts are on the page now (``TABLE_BOXES``)."""
+    boxes: dict[str, dict[str, float]] = page.eval_on_selector("#replay-viewer", TABLE_BOXES)
+    return boxes
+
+
+def overlaps(boxes: dict[str, dict[str, float]]) -> list[tuple[str, str]]:
+    """Every pair of boxes that share some area (touching edges do not count)."""
+    names = sorted(boxes)
+    found = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            one, two = boxes[a], boxes[b]
+            if (
+                min(one["right"], two["right"]) - max(one["left"], two["left"]) > 0.5
+                and min(one["bottom"], two["bottom"]) - max(one["top"], two["top"]) > 0.5
+            ):
+                found.append((a, b))
+    return found

@@ -21,6 +21,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
+from arena.games import make_game
+from arena.games.base import Game
 from arena.replay import Replay, frames, read_replay
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -103,8 +105,12 @@ class FixtureSite:
         self.server.server_close()
 
 
-def frame_for(frame: Any, seat: int | None, live: bool = False) -> dict[str, Any]:
-    """One frame as the API gives it: a spectator's (public while the match runs) or a seat's."""
+def frame_for(frame: Any, seat: int | None, game: Game, live: bool = False) -> dict[str, Any]:
+    """One frame as the API gives it: a spectator's (public while the match runs) or a seat's.
+
+    A seat sees another seat's action as the game shows it (``Game.action_seen_by``), once the
+    match is over; while it runs, only its own.
+    """
     event = dict(frame["event"]) if frame["event"] else None
     out: dict[str, Any] = {"index": frame["index"], "event": event, "public": frame["public"]}
     if seat is None and live:
@@ -115,8 +121,10 @@ def frame_for(frame: Any, seat: int | None, live: bool = False) -> dict[str, Any
         out["spectator"] = frame["spectator"]
         out["seats"] = frame["seats"]
         return out
-    if event is not None and event["seat"] != seat:
-        event.pop("action", None)
+    if event is not None and event["seat"] != seat and "action" in event:
+        action = event.pop("action")
+        if not live:
+            event["action"] = game.action_seen_by(action, event["seat"], seat)
     out["seat"] = frame["seats"][seat]
     return out
 
@@ -177,7 +185,8 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
             total = (len(site.replays[name]["steps"]) if played is None else played) + 1
             window = frame_window(query)
             every = site.frames(name, window.start, min(window.stop, total))
-            shown = [frame_for(f, seat, played is not None) for f in every]
+            game = make_game(**site.replays[name]["game"])
+            shown = [frame_for(f, seat, game, played is not None) for f in every]
             if name in site.lean:
                 shown = [_without_history(f) for f in shown]
             data = {"match_id": 1, "seat": seat, "live": played is not None, "total": total}

@@ -89,11 +89,11 @@ def test_upload_validate_play_and_watch_the_replay(
     screenshot(page, "site-upload")
     upload(page, zipped(SAMPLES / BOT))
     bot_url = page.url
-    reload_until(page, "main td .status.active", 120, "the version to pass validation")
+    reload_until(page, "main td .status.active", 300, "the version to pass validation")
 
     played = _play_ladder_matches(pg_app, 2)
     page.goto(bot_url)
-    page.wait_for_selector("#rating-chart canvas", timeout=20000)
+    page.wait_for_selector("#rating-chart canvas")
     assert int(page.get_attribute("#rating-chart", "data-points") or 0) >= 2
     screenshot(page, "site-bot")
 
@@ -103,7 +103,7 @@ def test_upload_validate_play_and_watch_the_replay(
     screenshot(page, "site-ladder")
     page.click("text=Matches on this ladder")
     page.click(f"main table.list a[href$='/matches/{played[0]}']")
-    page.wait_for_selector(f"{ROOT_SEL}[data-step]", timeout=30000)
+    page.wait_for_selector(f"{ROOT_SEL}[data-step]")
     _step_through_the_replay(page, tmp_path)
 
 

@@ -106,7 +106,12 @@ def test_frames(client: FlaskClient, world: World) -> None:
     assert len(seat1) == len(frames)
     assert all("spectator" not in f and f["seat"]["seat"] == 1 for f in seat1)
     assert all("action" in f["event"] for f in seat1[1:] if f["event"]["seat"] == 1)
-    assert all("action" not in f["event"] for f in seat1[1:] if f["event"]["seat"] == 0)
+    # the other seat's moves are public in this game: seat 1 saw each of them made
+    others = [f["event"] for f in seat1[1:] if f["event"]["seat"] == 0]
+    assert others and all(
+        e["action"] == s["event"]["action"]
+        for e, s in zip(others, [f for f in frames[1:] if f["event"]["seat"] == 0], strict=True)
+    )
     assert client.get(url + "?seat=5").status_code == 404
     live = client.get(f"/api/v1/matches/{world.running.id}/frames").get_json()["data"]
     assert live["live"] is True and all(

@@ -286,3 +286,113 @@ def test_ladder_marks_the_visitors_own_bots(client: FlaskClient, world: World) -
     html = client.get(f"/ladders/{world.ladder.slug}").get_data(as_text=True)
     mine = [row for row in html.split("<tr")[1:] if 'class="active mine"' in row]
     assert len(mine) == 1 and "alice-bot" in mine[0]
+
+
+def _pending_bot(world: World, name: str, statuses: list[Any]) -> Any:
+    """A bot of alice's with one version per status given, the last one newest."""
+    from tests.web.site.conftest import _bot
+    from web.extensions import db
+    from web.models import BotVersion
+
+    bot, first = _bot(world.owner, name)
+    first.status = statuses[0]
+    for number, status in enumerate(statuses[1:], start=2):
+        db.session.add(BotVersion(bot_id=bot.id, number=number, sha256=first.sha256, status=status))
+    db.session.commit()
+    return bot
+
+
+def badge(html: str) -> str:
+    found = re.search(r'<span class="status ([\w-]+)" id="bot-state">([^<]*)</span>', html)
+    assert found, "the bot page has a state badge"
+    assert found.group(1) == found.group(2).replace(" ", "-")
+    return found.group(2)
+
+
+@pytest.mark.parametrize(
+    ("status", "word", "step"),
+    [
+        ("uploaded", "queued", "waits in the queue"),
+        ("building", "building", "being built"),
+        ("validating", "validating", "validation match"),
+    ],
+)
+def test_a_bot_not_validated_yet_is_not_shown_active(
+    client: FlaskClient, world: World, status: str, word: str, step: str
+) -> None:
+    from web.models import VersionStatus
+
+    bot = _pending_bot(world, "fresh-bot", [VersionStatus(status)])
+    login(client, "alice")
+    html = client.get(f"/bots/{bot.id}").get_data(as_text=True)
+    assert badge(html) == word
+    assert 'id="version-progress"' in html and step in html, "it says what happens now"
+    assert "js/version-progress.js" in html, "and follows the version"
+    home = client.get("/").get_data(as_text=True)
+    mine = home.split("Your bots:")[1].split("</p>")[0]
+    entry = mine.split("fresh-bot</a>")[1].split("</span>")[0]
+    assert f">{word}" in entry and "active" not in entry
+
+
+def test_an_active_bot_with_a_new_version_on_its_way_says_both(
+    client: FlaskClient, world: World
+) -> None:
+    from web.models import VersionStatus
+
+    bot = _pending_bot(world, "two-bot", [VersionStatus.ACTIVE, VersionStatus.BUILDING])
+    html = client.get(f"/bots/{bot.id}").get_data(as_text=True)
+    assert badge(html) == "active"
+    assert "<b>Version 2</b>" in html and "being built" in html
+    rejected = _pending_bot(world, "bad-bot", [VersionStatus.REJECTED])
+    html = client.get(f"/bots/{rejected.id}").get_data(as_text=True)
+    assert badge(html) == "rejected" and 'id="version-progress"' not in html
+    settled = client.get(f"/bots/{world.bots[0].id}").get_data(as_text=True)
+    assert badge(settled) == "active" and "version-progress" not in settled
+
+
+def test_the_home_page_counts_running_matches_and_their_workers(
+    client: FlaskClient, world: World
+) -> None:
+    from web.extensions import db
+
+    world.running.worker = "worker-a"
+    db.session.commit()
+    login(client, "alice")
+    html = client.get("/").get_data(as_text=True)
+    line = html.split('aria-label="Match queue"')[1].split("</section>")[0]
+    assert "<b>1</b> match playing now on <b>1</b> worker<" in line
+    world.running.worker = None
+    db.session.commit()
+
+
+def test_the_site_has_an_icon(client: FlaskClient, world: World) -> None:
+    answer = client.get("/favicon.ico")
+    assert answer.status_code == 200 and answer.mimetype == "image/vnd.microsoft.icon"
+    assert answer.get_data()[:4] == b"\x00\x00\x01\x00", "an ICO file"
+    answer.close()
+    assert 'rel="icon" href="/favicon.ico"' in client.get("/").get_data(as_text=True)
+
+
+def test_a_new_token_is_shown_once_after_a_redirect(client: FlaskClient, world: World) -> None:
+    from tests.web.site.conftest import csrf_from
+
+    login(client, "alice")
+    page = client.get("/account").get_data(as_text=True)
+    answer = client.post("/account/tokens", data={"name": "laptop", "csrf_token": csrf_from(page)})
+    assert answer.status_code == 303 and answer.headers["Location"].endswith("/account")
+    shown = client.get("/account")
+    assert shown.headers["Cache-Control"] == "no-store"
+    token = re.search(r'<code class="token">([^<]+)</code>', shown.get_data(as_text=True))
+    assert token, "the new token is on the page the browser lands on"
+    me = client.get("/api/v1/me", headers={"Authorization": f"Bearer {token.group(1)}"})
+    assert me.get_json()["data"]["username"] == "alice"
+    again = client.get("/account").get_data(as_text=True)
+    assert token.group(1) not in again and "laptop" in again, "shown once, listed after"
+
+
+def test_the_tournament_table_says_how_points_are_counted(
+    client: FlaskClient, world: World, tournament_id: int
+) -> None:
+    html = client.get(f"/tournaments/{tournament_id}").get_data(as_text=True)
+    assert "<abbr title=" in html and "players − place" in html
+    assert "1st 1, 2nd 0" in html, "a two-player table's points per place"

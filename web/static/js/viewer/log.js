@@ -38,7 +38,17 @@ export class MoveLog {
   reset() {
     this.lines = [null];
     this.seps = [];
-    this.list.replaceChildren();
+    // a sign that the moves are on their way (a seat switch refetches them), gone with the first
+    this.waiting = el("li", "rv-log-wait", "Loading the moves…");
+    this.list.replaceChildren(this.waiting);
+    this.list.setAttribute("aria-busy", "true");
+  }
+
+  #arrived() {
+    if (!this.waiting) return;
+    this.waiting.remove();
+    this.waiting = null;
+    this.list.removeAttribute("aria-busy");
   }
 
   /** Rebuild the log for ``frames``. */
@@ -50,6 +60,7 @@ export class MoveLog {
   /** Put in the lines of frames ``start`` to ``stop - 1``, and redo the line after them
    * (its text and deal heading may depend on the frame before it). */
   add(frames, start, stop, names, adapter) {
+    this.#arrived();
     const nodes = [];
     const last = Math.min(stop, frames.length - 1);
     for (let i = Math.max(1, start); i <= last; i += 1) {

@@ -122,6 +122,8 @@ export class Table {
       panel.root.classList.remove("at-bottom", "at-top", "at-left", "at-right");
       panel.root.classList.add(spotClass(spot));
     });
+    // a narrow table stacks the seats in rows (viewer.css): one seat at the top takes the row
+    this.root.dataset.tops = String(this.seats.filter((p) => spotClass(p.spot) === "at-top").length);
   }
 
   /** A named zone in the centre of the table (created on first use). */
@@ -266,8 +268,9 @@ export class Table {
     const nodes = this.showCards(box, items);
     nodes.forEach((node, i) => {
       const spot = this.seats[plays[i].seat].spot;
-      node.style.left = `${50 + 30 * Math.cos(spot.angle)}%`;
-      node.style.top = `${50 + 30 * Math.sin(spot.angle)}%`;
+      // close enough to the middle that a card never reaches a seat's cards or note
+      node.style.left = `${50 + 26 * Math.cos(spot.angle)}%`;
+      node.style.top = `${50 + 26 * Math.sin(spot.angle)}%`;
     });
   }
 

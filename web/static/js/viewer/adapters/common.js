@@ -43,6 +43,7 @@ export function describe(action) {
   if (!action) return "moves (hidden)";
   const type = String(action.type ?? "?");
   const parts = [VERBS[type] ?? type.replaceAll("_", " ")];
+  if (action.secret) parts.push("(secret)"); // only its kind is public: see the game's rulebook
   if (action.card) parts.push(cardLabel(action.card));
   if (Array.isArray(action.cards)) parts.push(action.cards.map(cardLabel).join(" "));
   if (action.suit) parts.push(suitSymbol(action.suit));
