@@ -37,10 +37,17 @@ case "$service" in
             --workers "${ARENA_WEB_WORKERS:-2}" --access-logfile - "$@"
         ;;
     worker)
-        # Matches and builds; the node name carries the container's host name for `inspect ping`.
-        exec celery -A web.worker:celery worker -Q matches,default \
+        # Matches (urgent ones first) and the periodic tasks; the node name carries the
+        # container's host name for `inspect ping`.
+        exec celery -A web.worker:celery worker -Q urgent,default,matches \
             --concurrency "${ARENA_WORKER_CONCURRENCY:-2}" --prefetch-multiplier 1 \
             -n "worker@%h" -l info "$@"
+        ;;
+    builder)
+        # The reserved slot: builds and self-tests first, then urgent matches, never an
+        # ordinary ladder match, so an upload is never stuck behind a busy ladder.
+        exec celery -A web.worker:celery worker -Q builds,urgent,default \
+            --concurrency 1 --prefetch-multiplier 1 -n "builder@%h" -l info "$@"
         ;;
     beat)
         exec celery -A web.worker:celery beat -l info \

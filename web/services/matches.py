@@ -27,7 +27,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services.queue import send_match, send_match_after_commit
+from web.services.queue import match_ids_in_broker, send_match, send_match_after_commit
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +53,12 @@ def create_match(
     tournament_id: int | None = None,
     mirror_group: str | None = None,
     rated: bool = True,
+    urgent: bool | None = None,
 ) -> Match:
-    """Add a queued match (seat k gets ``versions[k]``); it is sent to a worker after commit."""
+    """Add a queued match (seat k gets ``versions[k]``); it is sent to a worker after commit.
+
+    ``urgent`` (placement) matches go ahead of ordinary ones; validation matches always do.
+    """
     match = Match(
         kind=kind,
         ladder_id=ladder_id,
@@ -69,8 +73,21 @@ def create_match(
         match.seats.append(MatchSeat(seat=seat, bot_id=version.bot_id, bot_version_id=version.id))
     db.session.add(match)
     db.session.flush()
-    send_match_after_commit(match.id)
+    send_match_after_commit(match.id, urgent=bool(urgent) or kind == MatchKind.VALIDATION)
     return match
+
+
+def is_urgent(match: Match) -> bool:
+    """Whether ``match`` goes ahead of ordinary ones: a validation match, or a ladder match
+    with a version still playing its placement matches."""
+    if match.kind == MatchKind.VALIDATION:
+        return True
+    if match.kind != MatchKind.LADDER:
+        return False
+    from web.services.ladders import placement_left
+
+    versions = [db.session.get(BotVersion, seat.bot_version_id) for seat in match.seats]
+    return any(v is not None and placement_left(v) > 0 for v in versions)
 
 
 # --- claim and lease ------------------------------------------------------------------------
@@ -172,11 +189,15 @@ def reap(now: datetime | None = None) -> ReapReport:
     """Find matches the broker lost or whose worker died, and queue them again (or fail them).
 
     - running past its lease: queued again if attempts remain, else failed;
-    - queued for longer than ``QUEUED_STALE_AFTER`` seconds: the message is sent again.
+    - queued for longer than ``QUEUED_STALE_AFTER`` seconds and with no message in the broker
+      (neither waiting in a match queue nor held by a worker): the message is sent again. A
+      match merely waiting behind others is left alone. When the broker cannot be read, every
+      such match is sent again (a duplicate message is harmless: claims are compare-and-set).
     Commits; messages are sent after the commit.
     """
     now = now or utcnow()
     report = ReapReport([], [], [])
+    in_broker = match_ids_in_broker()  # read before any transaction: no lock across the call
     expired = db.session.scalars(
         select(Match)
         .where(Match.status == MatchStatus.RUNNING, Match.lease_until < now)
@@ -191,10 +212,12 @@ def reap(now: datetime | None = None) -> ReapReport:
         .with_for_update(skip_locked=True)
     ).all()
     for match in stale:
-        _reap_queued(match, now, report)
+        if in_broker is None or match.id not in in_broker:
+            _reap_queued(match, now, report)
+    urgent = {m.id for m in [*expired, *stale] if is_urgent(m)}
     db.session.commit()
     for match_id in report.requeued + report.resent:
-        send_match(match_id)
+        send_match(match_id, urgent=match_id in urgent)
     settle_failed_validations(report.failed)
     return report
 
@@ -237,7 +260,7 @@ def requeue(match_id: int) -> Match:
     match.max_attempts = match.attempts + int(current_app.config["MAX_ATTEMPTS"])
     match.queued_at = utcnow()
     match.lease_until = None
-    send_match_after_commit(match.id)
+    send_match_after_commit(match.id, urgent=is_urgent(match))
     db.session.commit()
     return match
 
@@ -254,6 +277,6 @@ def resume_orphans() -> list[int]:
         match.attempts = max(match.attempts - 1, 0)
         match.lease_until = None
         match.queued_at = utcnow()
-        send_match_after_commit(match.id)
+        send_match_after_commit(match.id, urgent=is_urgent(match))
     db.session.commit()
     return [m.id for m in orphans]
