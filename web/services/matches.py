@@ -190,14 +190,19 @@ def reap(now: datetime | None = None) -> ReapReport:
 
     - running past its lease: queued again if attempts remain, else failed;
     - queued for longer than ``QUEUED_STALE_AFTER`` seconds and with no message in the broker
-      (neither waiting in a match queue nor held by a worker): the message is sent again. A
-      match merely waiting behind others is left alone. When the broker cannot be read, every
-      such match is sent again (a duplicate message is harmless: claims are compare-and-set).
-    Commits; messages are sent after the commit.
+      (neither waiting in a match queue nor held by a worker), on two looks at the broker that
+      enclose the database read: the message is sent again. A match merely waiting behind
+      others is left alone. When the broker cannot be read, every such match is sent again (a
+      duplicate message is harmless: claims are compare-and-set).
+    No transaction is open while the broker is read. Commits; messages are sent after commit.
     """
     now = now or utcnow()
     report = ReapReport([], [], [])
-    in_broker = match_ids_in_broker()  # read before any transaction: no lock across the call
+    before = match_ids_in_broker()
+    stale_before = now - timedelta(seconds=float(current_app.config["QUEUED_STALE_AFTER"]))
+    suspects = _stale_queued(stale_before, before)
+    after = match_ids_in_broker() if suspects else set()
+    lost = [i for i in suspects if after is None or i not in after]
     expired = db.session.scalars(
         select(Match)
         .where(Match.status == MatchStatus.RUNNING, Match.lease_until < now)
@@ -205,21 +210,35 @@ def reap(now: datetime | None = None) -> ReapReport:
     ).all()
     for match in expired:
         _reap_expired(match, now, report)
-    stale_before = now - timedelta(seconds=float(current_app.config["QUEUED_STALE_AFTER"]))
     stale = db.session.scalars(
         select(Match)
-        .where(Match.status == MatchStatus.QUEUED, Match.queued_at < stale_before)
+        .where(
+            Match.id.in_(lost),
+            Match.status == MatchStatus.QUEUED,
+            Match.queued_at < stale_before,
+        )
         .with_for_update(skip_locked=True)
     ).all()
     for match in stale:
-        if in_broker is None or match.id not in in_broker:
-            _reap_queued(match, now, report)
+        _reap_queued(match, now, report)
     urgent = {m.id for m in [*expired, *stale] if is_urgent(m)}
     db.session.commit()
     for match_id in report.requeued + report.resent:
         send_match(match_id, urgent=match_id in urgent)
     settle_failed_validations(report.failed)
     return report
+
+
+def _stale_queued(stale_before: datetime, in_broker: set[int] | None) -> list[int]:
+    """Matches queued since before ``stale_before`` with no message in ``in_broker``.
+
+    Ends its read transaction.
+    """
+    ids = db.session.scalars(
+        select(Match.id).where(Match.status == MatchStatus.QUEUED, Match.queued_at < stale_before)
+    ).all()
+    db.session.rollback()
+    return [i for i in ids if in_broker is None or i not in in_broker]
 
 
 def _reap_expired(match: Match, now: datetime, report: ReapReport) -> None:

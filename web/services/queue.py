@@ -115,13 +115,15 @@ def redis_client(url: str) -> redis.Redis | None:
     return None
 
 
-def app_redis() -> redis.Redis | None:
-    """The broker's Redis for the current app (one client per app)."""
-    cache = current_app.extensions.setdefault("arena_redis", {})
-    if "client" not in cache:
-        cache["client"] = redis_client(str(current_app.config["REDIS_URL"]))
-    client: redis.Redis | None = cache["client"]
-    return client
+@contextmanager
+def app_redis() -> Iterator[redis.Redis | None]:
+    """A client for the current app's broker (None if it is not Redis), closed afterwards."""
+    client = redis_client(str(current_app.config["REDIS_URL"]))
+    try:
+        yield client
+    finally:
+        if client is not None:
+            client.close()
 
 
 def match_ids_in_broker() -> set[int] | None:
@@ -130,9 +132,11 @@ def match_ids_in_broker() -> set[int] | None:
 
     None when that cannot be known (the broker is not Redis, or cannot be reached).
     """
-    client = app_redis()
-    if client is None:
-        return None
+    with app_redis() as client:
+        return None if client is None else _match_ids_in(client)
+
+
+def _match_ids_in(client: redis.Redis) -> set[int] | None:
     prefix = str(current_app.config.get("BROKER_PREFIX") or "")
     try:
         raw: list[Any] = []
@@ -177,10 +181,16 @@ def periodic_run(task: str, ttl: float) -> Iterator[bool]:
 
     Without a Redis broker every run goes ahead (the tasks are idempotent anyway).
     """
-    client = app_redis()
-    if client is None:
-        yield True
-        return
+    with app_redis() as client:
+        if client is None:
+            yield True
+        else:
+            with _locked(client, task, ttl) as alone:
+                yield alone
+
+
+@contextmanager
+def _locked(client: redis.Redis, task: str, ttl: float) -> Iterator[bool]:
     prefix = str(current_app.config.get("BROKER_PREFIX") or "")
     token = uuid.uuid4().hex
     running = _periodic_key(prefix, task, "running")
