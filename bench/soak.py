@@ -164,14 +164,15 @@ def wait_for_first_matches(platform: Platform, timeout: float = 600) -> None:
     from web.extensions import db
     from web.models import Ladder, Match, MatchStatus
 
+    games = platform.env["ARENA_DEMO_GAMES"].split(",")
+
     def ready() -> bool:
-        ladders = db.session.scalar(select(func.count()).select_from(Ladder)) or 0
         played = db.session.scalar(
-            select(func.count(func.distinct(Match.ladder_id))).where(
-                Match.status == MatchStatus.FINISHED
-            )
+            select(func.count(func.distinct(Ladder.game)))
+            .join(Match, Match.ladder_id == Ladder.id)
+            .where(Match.status == MatchStatus.FINISHED, Ladder.game.in_(games))
         )
-        return bool(ladders and played == ladders)
+        return bool(played == len(games))
 
     deadline = time.monotonic() + timeout
     while not query(platform, ready):

@@ -31,11 +31,11 @@ BUILD_TASK = "web.tasks.prepare_version"
 SCHEDULE_TASK = "web.tasks.schedule_ladders"
 REAP_TASK = "web.tasks.reap_stale_matches"
 
-ALL_QUEUES = f"{BUILDS},{URGENT},{DEFAULT},{MATCHES}"
+ALL_QUEUES = f"{BUILDS},{DEFAULT},{URGENT},{MATCHES}"
 """Every queue, in the order a worker that takes them all serves them."""
-MATCH_WORKER_QUEUES = f"{URGENT},{DEFAULT},{MATCHES}"
-"""What the match workers take: urgent matches first, then the periodic tasks, then the rest."""
-RESERVED_WORKER_QUEUES = f"{BUILDS},{URGENT},{DEFAULT}"
+MATCH_WORKER_QUEUES = f"{DEFAULT},{URGENT},{MATCHES}"
+"""What the match workers take: the (short) periodic tasks first, urgent matches, the rest."""
+RESERVED_WORKER_QUEUES = f"{BUILDS},{DEFAULT},{URGENT}"
 """What the reserved worker takes: builds first; never an ordinary ladder match."""
 
 
