@@ -21,6 +21,7 @@ from web.services.queue import (
     MATCH_TASK,
     MATCHES,
     URGENT,
+    VALIDATE,
     claim_periodic_send,
     redis_client,
 )
@@ -31,12 +32,12 @@ BUILD_TASK = "web.tasks.prepare_version"
 SCHEDULE_TASK = "web.tasks.schedule_ladders"
 REAP_TASK = "web.tasks.reap_stale_matches"
 
-ALL_QUEUES = f"{BUILDS},{DEFAULT},{URGENT},{MATCHES}"
+ALL_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
 """Every queue, in the order a worker that takes them all serves them."""
-MATCH_WORKER_QUEUES = f"{DEFAULT},{URGENT},{MATCHES}"
-"""What the match workers take: the (short) periodic tasks first, urgent matches, the rest."""
-RESERVED_WORKER_QUEUES = f"{BUILDS},{DEFAULT},{URGENT}"
-"""What the reserved worker takes: builds first; never an ordinary ladder match."""
+MATCH_WORKER_QUEUES = f"{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
+"""What the match workers take: the (short) periodic tasks, validation, placement, the rest."""
+RESERVED_WORKER_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE}"
+"""What the reserved worker takes: builds, periodic tasks, validation; no ladder match."""
 
 
 def periodic_ttl(interval: float) -> float:

@@ -8,8 +8,8 @@ Started by ``arena up``. It runs:
 - the database migrations (SQLite at ``./var/arena.db`` unless ``ARENA_DATABASE_URL`` is set);
 - the project's sample bots, registered to the house account ``demo`` and made active at once
   (``ARENA_DEMO_GAMES=challenge,svara`` limits them to some games);
-- a Celery worker pool for matches, one worker reserved for builds, self-tests and urgent
-  (validation, placement) matches, Celery beat (ladder scheduler and reaper) and the web
+- a Celery worker pool for matches, one worker reserved for builds, self-tests and
+  validation matches, Celery beat (ladder scheduler and reaper) and the web
   server (gunicorn).
 
 Ctrl-C stops everything; running matches are given back and played again after a restart.
@@ -148,7 +148,7 @@ class Platform:
             [*celery, "worker", "-Q", MATCH_WORKER_QUEUES, "-c", str(self.workers),
              "--prefetch-multiplier", "1", "-l", "info", "-n", "embedded@%h"],
         )  # fmt: skip
-        # One process reserved for builds, self-tests and urgent matches: an upload never
+        # One process reserved for builds, self-tests and validation matches: an upload never
         # waits for a busy ladder.
         self._spawn(
             "builder",

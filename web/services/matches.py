@@ -27,7 +27,14 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services.queue import match_ids_in_broker, send_match, send_match_after_commit
+from web.services.queue import (
+    MATCHES,
+    URGENT,
+    VALIDATE,
+    match_ids_in_broker,
+    send_match,
+    send_match_after_commit,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +64,7 @@ def create_match(
 ) -> Match:
     """Add a queued match (seat k gets ``versions[k]``); it is sent to a worker after commit.
 
-    ``urgent`` (placement) matches go ahead of ordinary ones; validation matches always do.
+    ``urgent`` (placement) matches go ahead of ordinary ones; validation matches go first.
     """
     match = Match(
         kind=kind,
@@ -73,21 +80,24 @@ def create_match(
         match.seats.append(MatchSeat(seat=seat, bot_id=version.bot_id, bot_version_id=version.id))
     db.session.add(match)
     db.session.flush()
-    send_match_after_commit(match.id, urgent=bool(urgent) or kind == MatchKind.VALIDATION)
+    if kind == MatchKind.VALIDATION:
+        send_match_after_commit(match.id, queue=VALIDATE)
+    else:
+        send_match_after_commit(match.id, queue=URGENT if urgent else MATCHES)
     return match
 
 
-def is_urgent(match: Match) -> bool:
-    """Whether ``match`` goes ahead of ordinary ones: a validation match, or a ladder match
-    with a version still playing its placement matches."""
+def match_queue(match: Match) -> str:
+    """The queue ``match`` goes to: validation first, then ladder matches with a version still
+    playing its placement matches, then the rest."""
     if match.kind == MatchKind.VALIDATION:
-        return True
+        return VALIDATE
     if match.kind != MatchKind.LADDER:
-        return False
+        return MATCHES
     from web.services.ladders import placement_left
 
     versions = [db.session.get(BotVersion, seat.bot_version_id) for seat in match.seats]
-    return any(v is not None and placement_left(v) > 0 for v in versions)
+    return URGENT if any(v is not None and placement_left(v) > 0 for v in versions) else MATCHES
 
 
 # --- claim and lease ------------------------------------------------------------------------
@@ -221,10 +231,10 @@ def reap(now: datetime | None = None) -> ReapReport:
     ).all()
     for match in stale:
         _reap_queued(match, now, report)
-    urgent = {m.id for m in [*expired, *stale] if is_urgent(m)}
+    queues = {m.id: match_queue(m) for m in [*expired, *stale]}
     db.session.commit()
     for match_id in report.requeued + report.resent:
-        send_match(match_id, urgent=match_id in urgent)
+        send_match(match_id, queue=queues[match_id])
     settle_failed_validations(report.failed)
     return report
 
@@ -279,7 +289,7 @@ def requeue(match_id: int) -> Match:
     match.max_attempts = match.attempts + int(current_app.config["MAX_ATTEMPTS"])
     match.queued_at = utcnow()
     match.lease_until = None
-    send_match_after_commit(match.id, urgent=is_urgent(match))
+    send_match_after_commit(match.id, queue=match_queue(match))
     db.session.commit()
     return match
 
@@ -296,6 +306,6 @@ def resume_orphans() -> list[int]:
         match.attempts = max(match.attempts - 1, 0)
         match.lease_until = None
         match.queued_at = utcnow()
-        send_match_after_commit(match.id, urgent=is_urgent(match))
+        send_match_after_commit(match.id, queue=match_queue(match))
     db.session.commit()
     return [m.id for m in orphans]

@@ -1,10 +1,11 @@
 """Sending work to the workers, only once the rows it refers to are committed.
 
-Four queues, consumed in this order of priority by the workers that take them:
+Five queues, consumed in this order of priority by the workers that take them:
 
 - ``builds``: building and self-testing uploaded versions (a worker slot is reserved for it);
-- ``urgent``: validation matches and the placement matches of newly active versions;
-- ``default``: the periodic scheduler and reaper (short);
+- ``default``: the periodic scheduler and reaper (short, at most one message of each);
+- ``validate``: validation matches (the reserved slot plays them too);
+- ``urgent``: the placement matches of newly active versions;
 - ``matches``: ordinary ladder and tournament matches.
 
 Each match message carries the match id in its task id (``match-<id>-<nonce>``), so the reaper
@@ -70,20 +71,19 @@ def send_task(name: str, *args: Any, queue: str | None = None) -> bool:
     return True
 
 
-BUILDS, URGENT, DEFAULT, MATCHES = "builds", "urgent", "default", "matches"
-MATCH_QUEUES = (URGENT, MATCHES)
+BUILDS, DEFAULT, VALIDATE, URGENT, MATCHES = "builds", "default", "validate", "urgent", "matches"
+MATCH_QUEUES = (VALIDATE, URGENT, MATCHES)
 MATCH_TASK = "web.tasks.run_match"
 _MATCH_ID_PREFIX = "match-"
 
 
-def send_match(match_id: int, *, urgent: bool = False) -> bool:
+def send_match(match_id: int, *, queue: str = MATCHES) -> bool:
     """Ask a worker to play match ``match_id`` (the row must already be committed).
 
-    ``urgent`` matches (validation, placement) go to the queue workers take first.
+    ``queue`` is one of ``MATCH_QUEUES``: validation and placement matches go ahead.
     """
     celery = current_app.extensions["celery"]
     task_id = f"{_MATCH_ID_PREFIX}{match_id}-{uuid.uuid4().hex[:12]}"
-    queue = URGENT if urgent else MATCHES
     try:
         celery.send_task(MATCH_TASK, args=[match_id], queue=queue, task_id=task_id)
     except Exception as exc:  # the broker is down: the row stays queued in the database
@@ -92,13 +92,13 @@ def send_match(match_id: int, *, urgent: bool = False) -> bool:
     return True
 
 
-def send_match_after_commit(match_id: int, *, urgent: bool = False) -> None:
+def send_match_after_commit(match_id: int, *, queue: str = MATCHES) -> None:
     """Ask a worker to play ``match_id`` once the current transaction commits."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
 
     def _send() -> None:
         with app.app_context():
-            send_match(match_id, urgent=urgent)
+            send_match(match_id, queue=queue)
 
     after_commit(_send)
 
