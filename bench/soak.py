@@ -453,6 +453,10 @@ def _runner_match(spec: tuple[dict[str, Any], list[str], int, str]) -> int:
     from sandbox import get_sandbox
 
     config, folders, seed, box = spec
+    # One core per pool process by its index, as the service's worker pool does.
+    index = multiprocessing.current_process()._identity[0] - 1
+    cores = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cores[index % len(cores)]})
     game = make_game(**config)
     bots = [load_bot(Path(folder)) for folder in folders]
     outcome = run_match(game, bots, seed, sandbox=get_sandbox(box), time_control=TimeControl())
