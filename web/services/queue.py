@@ -175,6 +175,28 @@ def claim_periodic_send(client: redis.Redis, prefix: str, task: str, ttl: float)
     return bool(client.set(key, "1", nx=True, px=max(int(ttl * 1000), 1000)))
 
 
+def request_schedule() -> None:
+    """Ask for a scheduler run now (a ladder match finished), unless one is already waiting.
+
+    Workers never wait for the next beat with a ladder below its target; the waiting mark
+    keeps at most one such message in the queue however many matches finish.
+    """
+    from web.celery_app import SCHEDULE_TASK, periodic_ttl
+
+    ttl = periodic_ttl(float(current_app.config["SCHEDULE_INTERVAL"]))
+    prefix = str(current_app.config.get("BROKER_PREFIX") or "")
+    with app_redis() as client:
+        if client is None:
+            return
+        try:
+            if not claim_periodic_send(client, prefix, SCHEDULE_TASK, ttl):
+                return
+        except redis.RedisError as exc:  # the beat still schedules
+            log.warning("could not ask for a scheduler run: %s", exc)
+            return
+    send_task(SCHEDULE_TASK)
+
+
 @contextmanager
 def periodic_run(task: str, ttl: float) -> Iterator[bool]:
     """Mark ``task``'s waiting message as taken; yield True if no other run of it is going on.
