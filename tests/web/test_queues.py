@@ -41,6 +41,7 @@ from web.services.queue import (
     URGENT,
     app_redis,
     periodic_run,
+    request_schedule,
 )
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
@@ -147,6 +148,17 @@ def test_a_periodic_task_never_runs_twice_at_once(pg_app: Flask) -> None:
         assert (first, second) == (True, False)
     with periodic_run("web.tasks.schedule_ladders", 60) as again:
         assert again
+
+
+def test_finished_matches_ask_for_one_scheduler_run_at_a_time(pg_app: Flask) -> None:
+    for _ in range(20):  # twenty ladder matches finishing before a worker gets to it
+        request_schedule()
+    assert queue_length(DEFAULT) == 1
+    with periodic_run("web.tasks.schedule_ladders", 60) as alone:
+        assert alone
+        request_schedule()  # a run going on: the next one may wait already
+        request_schedule()
+    assert queue_length(DEFAULT) == 2
 
 
 # --- the reaper -----------------------------------------------------------------------------
