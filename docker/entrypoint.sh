@@ -66,10 +66,18 @@ case "$service" in
             --workers "${ARENA_WEB_WORKERS:-2}" --access-logfile - "$@"
         ;;
     worker)
-        # Matches and builds; the node name carries the container's host name for `inspect ping`.
-        exec celery -A web.worker:celery worker -Q matches,default \
+        # Every queue, in priority order: builds, the (short) periodic tasks, validation and
+        # placement matches, then the rest (with a `builder` container running, `-Q` can drop
+        # builds here). The node name carries the container's host name for `inspect ping`.
+        exec celery -A web.worker:celery worker -Q "${ARENA_WORKER_QUEUES:-builds,default,validate,urgent,matches}" \
             --concurrency "${ARENA_WORKER_CONCURRENCY:-2}" --prefetch-multiplier 1 \
             -n "worker@%h" -l info "$@"
+        ;;
+    builder)
+        # A reserved slot (optional, one more container with this command): builds and
+        # self-tests first, then validation matches, never a ladder match.
+        exec celery -A web.worker:celery worker -Q builds,default,validate \
+            --concurrency 1 --prefetch-multiplier 1 -n "builder@%h" -l info "$@"
         ;;
     beat)
         exec celery -A web.worker:celery beat -l info \

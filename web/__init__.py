@@ -54,7 +54,8 @@ def _tune_sqlite(engine: Any) -> None:
 
     Several worker processes write one SQLite file in embedded mode; ``BEGIN IMMEDIATE`` makes
     each transaction wait for the write lock at its start instead of failing half way through,
-    which serialises rating updates the way row locks do on PostgreSQL.
+    which serialises rating updates the way row locks do on PostgreSQL. Page reads (GET, HEAD)
+    begin deferred: they read a snapshot and never wait for the write lock.
     """
     from sqlalchemy import event
 
@@ -76,7 +77,15 @@ def _tune_sqlite(engine: Any) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        connection.exec_driver_sql("BEGIN" if _reading_page() else "BEGIN IMMEDIATE")
+
+
+def _reading_page() -> bool:
+    """A GET or HEAD request only reads: under WAL it needs no write lock and takes none, so
+    pages are served while workers write (and never hold the workers up)."""
+    from flask import has_request_context, request
+
+    return has_request_context() and request.method in ("GET", "HEAD")
 
 
 def _register_blueprints(app: Flask) -> None:

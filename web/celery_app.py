@@ -7,20 +7,54 @@ make both harmless.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from celery import Celery, Task
+from celery.beat import PersistentScheduler, ScheduleEntry
 from flask import Flask
 
-MATCH_TASK = "web.tasks.run_match"
+from web.services.queue import (
+    BUILDS,
+    DEFAULT,
+    MATCH_TASK,
+    MATCHES,
+    URGENT,
+    VALIDATE,
+    claim_periodic_send,
+    redis_client,
+)
+
+log = logging.getLogger(__name__)
+
+BUILD_TASK = "web.tasks.prepare_version"
+SCHEDULE_TASK = "web.tasks.schedule_ladders"
+REAP_TASK = "web.tasks.reap_stale_matches"
+
+ALL_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
+"""Every queue, in the order a worker that takes them all serves them."""
+MATCH_WORKER_QUEUES = f"{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
+"""What the match workers take: the (short) periodic tasks, validation, placement, the rest."""
+RESERVED_WORKER_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE}"
+"""What the reserved worker takes: builds, periodic tasks, validation; no ladder match."""
+
+
+def periodic_ttl(interval: float) -> float:
+    """How long a periodic task's message or run may keep the next one from being sent."""
+    return max(60.0, 4 * interval)
 
 
 def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """Celery configuration derived from the app's settings."""
     budget = int(config["MATCH_BUDGET"])
     visibility = max(int(config["VISIBILITY_TIMEOUT"]), budget + 600)
-    transport: dict[str, Any] = {"visibility_timeout": visibility, **redis_timeouts(config)}
+    # Queues are read in the order a worker lists them (``-Q``): builds and urgent matches first.
+    transport: dict[str, Any] = {
+        "visibility_timeout": visibility,
+        "queue_order_strategy": "priority",
+        **redis_timeouts(config),
+    }
     if config.get("BROKER_PREFIX"):
         # Several platforms (or test runs) can share one Redis without taking each other's work.
         transport["global_keyprefix"] = config["BROKER_PREFIX"]
@@ -47,17 +81,12 @@ def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
         "broker_transport_options": transport,
         "result_backend_transport_options": transport,
         "visibility_timeout": visibility,
-        "task_default_queue": "default",
-        "task_routes": {MATCH_TASK: {"queue": "matches"}},
+        "task_default_queue": DEFAULT,
+        "task_routes": {MATCH_TASK: {"queue": MATCHES}, BUILD_TASK: {"queue": BUILDS}},
+        "beat_scheduler": "web.celery_app:SingleFlightScheduler",
         "beat_schedule": {
-            "schedule-ladders": {
-                "task": "web.tasks.schedule_ladders",
-                "schedule": float(config["SCHEDULE_INTERVAL"]),
-            },
-            "reap-stale-matches": {
-                "task": "web.tasks.reap_stale_matches",
-                "schedule": float(config["REAP_INTERVAL"]),
-            },
+            "schedule-ladders": _periodic(SCHEDULE_TASK, float(config["SCHEDULE_INTERVAL"])),
+            "reap-stale-matches": _periodic(REAP_TASK, float(config["REAP_INTERVAL"])),
         },
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,
@@ -78,6 +107,39 @@ def redis_timeouts(config: Mapping[str, Any]) -> dict[str, Any]:
         "socket_keepalive": True,
         "retry_on_timeout": True,
     }
+
+
+def _periodic(task: str, interval: float) -> dict[str, Any]:
+    # A message not taken within its interval is dropped: the next beat sends a fresh one.
+    return {"task": task, "schedule": interval, "options": {"expires": interval}}
+
+
+class SingleFlightScheduler(PersistentScheduler):
+    """Celery beat that sends a periodic task only when no earlier message of it is waiting.
+
+    A mark in Redis is set when a message is sent and cleared when a worker starts it (or after
+    ``periodic_ttl``), so however long the workers are busy, each periodic task has at most one
+    message in the queue.
+    """
+
+    def apply_entry(self, entry: ScheduleEntry, producer: Any = None) -> None:
+        conf = self.app.conf
+        if not hasattr(self, "_arena_redis"):
+            self._arena_redis = redis_client(str(conf.broker_url))
+        client = self._arena_redis
+        prefix = str((conf.broker_transport_options or {}).get("global_keyprefix", ""))
+        interval = float(entry.schedule.run_every.total_seconds())
+        try:
+            free = client is None or claim_periodic_send(
+                client, prefix, entry.task, periodic_ttl(interval)
+            )
+        except Exception as exc:  # the broker is down: sending would fail as well
+            log.warning("beat: %s not sent: %s", entry.task, exc)
+            return
+        if free:
+            super().apply_entry(entry, producer)
+        else:
+            log.info("beat: %s still waiting in the queue; not sent again", entry.task)
 
 
 def celery_init_app(app: Flask) -> Celery:

@@ -8,9 +8,11 @@ Started by ``arena up``. It runs:
 - the database migrations (SQLite at ``./var/arena.db`` unless ``ARENA_DATABASE_URL`` is set);
 - the project's sample bots, registered to the house account ``demo`` and made active at once
   (``ARENA_DEMO_GAMES=challenge,svara`` limits them to some games);
-- a Celery worker pool for matches, one more worker process for builds, self-tests and the
-  scheduler's tasks (so an upload never waits behind the ladders), Celery beat (ladder scheduler
-  and reaper) and the web server (gunicorn).
+        gunicorn = ["-b", f"127.0.0.1:{self.port}", "-w", "2", "--threads", "4"]
+        self._spawn(
+            "web",
+            [py, "-m", "gunicorn", "web:create_app()", *gunicorn, *control_socket_args(self.var)],
+        )
 
 Ctrl-C stops everything; running matches are given back and played again after a restart.
 """
@@ -139,28 +141,30 @@ class Platform:
         self.children.append((name, child))
 
     def start_services(self) -> None:
+        from web.celery_app import MATCH_WORKER_QUEUES, RESERVED_WORKER_QUEUES
+
         py = sys.executable
         celery = [py, "-m", "celery", "-A", "web.worker:celery"]
         self._spawn(
             "worker",
-            [*celery, "worker", "-Q", "matches", "-c", str(self.workers),
+            [*celery, "worker", "-Q", MATCH_WORKER_QUEUES, "-c", str(self.workers),
              "--prefetch-multiplier", "1", "-l", "info", "-n", "embedded@%h"],
         )  # fmt: skip
-        # Builds, self-tests and the scheduler's tasks get a process of their own: behind a
-        # queue of matches, an upload would wait until the ladders ran dry.
+        # One process reserved for builds, self-tests and validation matches: an upload never
+        # waits for a busy ladder.
         self._spawn(
             "builder",
-            [*celery, "worker", "-Q", "default", "-c", "1",
+            [*celery, "worker", "-Q", RESERVED_WORKER_QUEUES, "-c", "1",
              "--prefetch-multiplier", "1", "-l", "info", "-n", "builder@%h"],
         )  # fmt: skip
         self._spawn(
             "beat", [*celery, "beat", "-l", "info", "-s", str(self.var / "celerybeat-schedule")]
         )
+        gunicorn = ["-b", f"127.0.0.1:{self.port}", "-w", "2", "--threads", "4"]
         self._spawn(
             "web",
-            [py, "-m", "gunicorn", "web:create_app()", "-b", f"127.0.0.1:{self.port}", "-w", "2",
-             *control_socket_args(self.var)],
-        )  # fmt: skip
+            [py, "-m", "gunicorn", "web:create_app()", *gunicorn, *control_socket_args(self.var)],
+        )
         log.info("web: http://127.0.0.1:%s/healthz   logs: %s/*.log", self.port, self.var)
 
     def watch(self) -> int:
@@ -178,14 +182,15 @@ class Platform:
             time.sleep(0.5)
 
     def stop(self) -> None:
-        """Stop web, beat and worker (running matches go back to the queue), then Redis."""
+        """Stop web, beat and workers (running matches go back to the queue), then Redis."""
         for name, child in reversed(self.children):
+            worker = name in ("worker", "builder")
             if child.poll() is None:
-                # The worker gets a cold shutdown: running matches have a few seconds
+                # A worker gets a cold shutdown: running matches have a few seconds
                 # (worker_soft_shutdown_timeout), then go back to the queue unacknowledged.
-                child.send_signal(signal.SIGQUIT if name == "worker" else signal.SIGTERM)
+                child.send_signal(signal.SIGQUIT if worker else signal.SIGTERM)
                 try:
-                    child.wait(timeout=30 if name == "worker" else 10)
+                    child.wait(timeout=30 if worker else 10)
                 except subprocess.TimeoutExpired:
                     log.warning("%s did not stop in time; killing it", name)
                     os.killpg(child.pid, signal.SIGKILL)

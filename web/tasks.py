@@ -53,12 +53,22 @@ def prepare_version(version_id: int) -> str:
     return str(prepare(version_id))
 
 
+def _ttl(setting: str) -> float:
+    from flask import current_app
+
+    from web.celery_app import periodic_ttl
+
+    return periodic_ttl(float(current_app.config[setting]))
+
+
 @shared_task(name="web.tasks.schedule_ladders", **_RETRY)
 def schedule_ladders() -> int:
-    """Top up every ladder's queue of matches."""
+    """Top up every ladder's queue of matches (skipped while another run is going on)."""
     from web.services.ladders import schedule_all
+    from web.services.queue import periodic_run
 
-    return schedule_all()
+    with periodic_run("web.tasks.schedule_ladders", _ttl("SCHEDULE_INTERVAL")) as alone:
+        return schedule_all() if alone else 0
 
 
 @shared_task(name="web.tasks.reap_stale_matches", **_RETRY)
@@ -66,11 +76,15 @@ def reap_stale_matches() -> dict[str, list[int]]:
     """Queue again (or fail) matches whose worker died or whose message was lost."""
     from web.services.matches import reap
     from web.services.preparing import reap as reap_versions
+    from web.services.queue import periodic_run
 
-    report = reap()
+    with periodic_run("web.tasks.reap_stale_matches", _ttl("REAP_INTERVAL")) as alone:
+        if not alone:
+            return {"requeued": [], "resent": [], "failed": []}
+        report = reap()
+        versions = reap_versions()
     if report.requeued or report.resent or report.failed:
         log.info("reaper: %s", report)
-    versions = reap_versions()
     if any(versions.values()):
         log.info("reaper, versions: %s", versions)
     return {"requeued": report.requeued, "resent": report.resent, "failed": report.failed}

@@ -25,6 +25,7 @@ from flask import Flask
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+ALL_QUEUES = "builds,default,validate,urgent,matches"
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
 PG_URL = os.environ.get("ARENA_TEST_DATABASE_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
@@ -186,12 +187,18 @@ def start_worker(tmp_path: Path) -> Iterator[Callable[..., Worker]]:
     """Start Celery workers (``-c`` processes each) for the current app; all killed at the end."""
     started: list[Worker] = []
 
-    def start(app: Flask, concurrency: int = 1, name: str | None = None, **env: str) -> Worker:
+    def start(
+        app: Flask,
+        concurrency: int = 1,
+        name: str | None = None,
+        queues: str = ALL_QUEUES,
+        **env: str,
+    ) -> Worker:
         name = name or f"w{len(started)}"
         log = tmp_path / f"{name}.log"
         command = [
             sys.executable, "-m", "celery", "-A", "web.worker:celery", "worker",
-            "-Q", "matches,default", "-c", str(concurrency), "-P", "prefork",
+            "-Q", queues, "-c", str(concurrency), "-P", "prefork",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
             "-l", "info", "-n", f"{name}@%h",
         ]  # fmt: skip

@@ -9,6 +9,7 @@ from flask import url_for
 from web.api.queries import iso, score
 from web.models import Bot, BotVersion, Ladder, Match, Rating, Tournament
 from web.services import sealing
+from web.services.ladders import placement_left
 
 
 def ladder_json(ladder: Ladder) -> dict[str, Any]:
@@ -36,6 +37,7 @@ def version_json(version: BotVersion, private: bool) -> dict[str, Any]:
         "activated_at": iso(version.activated_at),
         "build_log": version.build_log if private else None,
         "validation_log": version.validation_log if private else None,
+        "placement_left": placement_left(version),
     }
 
 

@@ -181,6 +181,9 @@ class Version(Schema):
     activated_at = fields.String(allow_none=True)
     build_log = fields.String(allow_none=True, metadata={"description": "owner only"})
     validation_log = fields.String(allow_none=True, metadata={"description": "owner only"})
+    placement_left = fields.Integer(
+        metadata={"description": "placement matches the (active) version still has to play"}
+    )
 
 
 class BotRating(Schema):

@@ -279,6 +279,7 @@ def _stages(version: BotVersion) -> None:
     try:
         manifest = engine.load_manifest(get_storage().bot_dir(version.id))
         record_manifest(version, manifest)
+        db.session.commit()  # no transaction stays open while the bot builds or is tested
         _build(version, manifest)
         _selftest(version, manifest)
     except _StageFailed as exc:
@@ -361,6 +362,8 @@ def _build(version: BotVersion, manifest: Any) -> None:
     limit = float(current_app.config["BUILD_TIMEOUT"])
     storage = get_storage()
     scratch = storage.scratch_dir()
+    sandbox, folder = engine.sandbox_for(version.trusted), storage.bot_dir(version.id)
+    db.session.commit()
     try:
         built = scratch / "built"
         sandbox = engine.sandbox_for(version.trusted)
@@ -379,7 +382,7 @@ def _build(version: BotVersion, manifest: Any) -> None:
             raise _StageFailed(
                 f"the build step failed (exit status {result.returncode}); see the build log"
             )
-        _replace_folder(storage.bot_dir(version.id), built, scratch / "upload")
+        _replace_folder(folder, built, scratch / "upload")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -398,6 +401,7 @@ def _selftest(version: BotVersion, manifest: Any) -> None:
     sandbox = engine.sandbox_for(version.trusted)
     timeout = float(current_app.config["SELFTEST_TIMEOUT"])
     logs = []
+    db.session.commit()
     for game in manifest.games:
         report = run_selftest(sandbox, manifest, game, timeout=timeout)
         logs.append(f"== protocol self-test: {game}\n{report.log}")

@@ -199,11 +199,12 @@ def schedule_ladder(
 
 
 def schedule_all(rng: random.Random | None = None) -> int:
-    """Top up every active ladder. Commits; returns the number of matches queued."""
+    """Top up every active ladder, placement matches first. Commits; returns how many matches
+    were queued."""
     rng = rng or random.Random()
     target = int(current_app.config["QUEUE_TARGET"])
     open_ladders = list(db.session.scalars(select(Ladder).where(Ladder.active.is_(True))))
-    total = 0
+    total = sum(len(schedule_placement(ladder, rng)) for ladder in open_ladders)
     while open_ladders:
         # One table per ladder per round: the queue interleaves the games, so a game with
         # long matches does not hold the others back.
@@ -222,3 +223,103 @@ def active_versions(game: str) -> list[BotVersion]:
         .where(BotVersion.status == VersionStatus.ACTIVE, Bot.status == BotStatus.ACTIVE)
     ).all()
     return [v for v in rows if game in (v.games or [])]
+
+
+# --- placement ------------------------------------------------------------------------------
+
+PLACEMENT_AHEAD = 2
+"""Tables of placement matches kept queued (or running) per new version and ladder."""
+
+
+def placement_played(version_ids: Sequence[int]) -> dict[int, int]:
+    """Finished ladder matches played by each of ``version_ids``."""
+    if not version_ids:
+        return {}
+    rows = db.session.execute(
+        select(MatchSeat.bot_version_id, func.count())
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(
+            MatchSeat.bot_version_id.in_(list(version_ids)),
+            Match.kind == MatchKind.LADDER,
+            Match.status == MatchStatus.FINISHED,
+        )
+        .group_by(MatchSeat.bot_version_id)
+    ).all()
+    return {int(version_id): int(n) for version_id, n in rows}
+
+
+def placement_left(version: BotVersion) -> int:
+    """Placement matches ``version`` still has to play (0 unless it is active)."""
+    if version.status != VersionStatus.ACTIVE:
+        return 0
+    wanted = int(current_app.config["PLACEMENT_MATCHES"])
+    return max(0, wanted - placement_played([version.id]).get(version.id, 0))
+
+
+def _in_flight(ladder: Ladder, version_id: int) -> int:
+    """Ladder matches of ``version_id`` on ``ladder`` queued or running."""
+    return int(
+        db.session.scalar(
+            select(func.count())
+            .select_from(MatchSeat)
+            .join(Match, Match.id == MatchSeat.match_id)
+            .where(
+                MatchSeat.bot_version_id == version_id,
+                Match.ladder_id == ladder.id,
+                Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]),
+            )
+        )
+        or 0
+    )
+
+
+def schedule_placement(ladder: Ladder, rng: random.Random) -> list[Match]:
+    """Queue urgent tables for versions still owing placement matches on ``ladder``: each such
+    version is seated with its nearest opponents, ahead of every ordinary match. Does not
+    commit."""
+    if int(current_app.config["PLACEMENT_MATCHES"]) <= 0:
+        return []
+    pool = candidates(ladder)
+    played = placement_played([v.id for _, v in pool])
+    wanted = int(current_app.config["PLACEMENT_MATCHES"])
+    made: list[Match] = []
+    for candidate, version in pool:
+        left = wanted - played.get(version.id, 0)
+        cap = min(left, PLACEMENT_AHEAD * (ladder.players if ladder.mirrored else 1))
+        while left > 0 and _in_flight(ladder, version.id) < cap:
+            tables = _placement_table(ladder, rng, candidate, pool)
+            if not tables:
+                break
+            made.extend(tables)
+    return made
+
+
+def _placement_table(
+    ladder: Ladder,
+    rng: random.Random,
+    newcomer: matchmaking.Candidate,
+    pool: list[tuple[matchmaking.Candidate, BotVersion]],
+) -> list[Match]:
+    from web.services.matches import create_match, new_seed
+
+    versions = {c.bot: v for c, v in pool}
+    try:
+        table = matchmaking.fill_table(newcomer, [c for c, _ in pool], ladder.players, rng)
+    except matchmaking.NoTableError:
+        return []
+    order = matchmaking.seat_table([c.bot for c in table], seat_counts(ladder), rng)
+    seatings = matchmaking.mirrored_seatings(order) if ladder.mirrored else [order]
+    group = uuid.uuid4().hex if len(seatings) > 1 else None
+    seed = new_seed()
+    return [
+        create_match(
+            ladder.game_config(),
+            [versions[bot] for bot in seating],
+            seed=seed,
+            kind=MatchKind.LADDER,
+            ladder_id=ladder.id,
+            mirror_group=group,
+            urgent=True,
+        )
+        for seating in seatings
+    ]

@@ -27,7 +27,14 @@ from web.models import (
     utcnow,
 )
 from web.services import attempts, sealing
-from web.services.queue import send_match, send_match_after_commit
+from web.services.queue import (
+    MATCHES,
+    URGENT,
+    VALIDATE,
+    match_ids_in_broker,
+    send_match,
+    send_match_after_commit,
+)
 from web.services.seeds import new_seed as new_seed  # ladders draw through here
 
 log = logging.getLogger(__name__)
@@ -50,8 +57,12 @@ def create_match(
     tournament_id: int | None = None,
     mirror_group: str | None = None,
     rated: bool = True,
+    urgent: bool | None = None,
 ) -> Match:
-    """Add a queued match (seat k gets ``versions[k]``); it is sent to a worker after commit."""
+    """Add a queued match (seat k gets ``versions[k]``); it is sent to a worker after commit.
+
+    ``urgent`` (placement) matches go ahead of ordinary ones; validation matches go first.
+    """
     match = Match(
         kind=kind,
         ladder_id=ladder_id,
@@ -66,8 +77,24 @@ def create_match(
         match.seats.append(MatchSeat(seat=seat, bot_id=version.bot_id, bot_version_id=version.id))
     db.session.add(match)
     db.session.flush()
-    send_match_after_commit(match.id)
+    if kind == MatchKind.VALIDATION:
+        send_match_after_commit(match.id, queue=VALIDATE)
+    else:
+        send_match_after_commit(match.id, queue=URGENT if urgent else MATCHES)
     return match
+
+
+def match_queue(match: Match) -> str:
+    """The queue ``match`` goes to: validation first, then ladder matches with a version still
+    playing its placement matches, then the rest."""
+    if match.kind == MatchKind.VALIDATION:
+        return VALIDATE
+    if match.kind != MatchKind.LADDER:
+        return MATCHES
+    from web.services.ladders import placement_left
+
+    versions = [db.session.get(BotVersion, seat.bot_version_id) for seat in match.seats]
+    return URGENT if any(v is not None and placement_left(v) > 0 for v in versions) else MATCHES
 
 
 # --- claim and lease ------------------------------------------------------------------------
@@ -133,11 +160,12 @@ def release(
         db.session.rollback()
         return None
     delay = attempts.charge(match, error, platform=platform)
+    queue = match_queue(match)
     db.session.commit()
     if delay is None:
         settle_failed_validations([match_id])
         return MatchStatus.FAILED
-    send_match(match_id, countdown=delay)
+    send_match(match_id, queue=queue, countdown=delay)
     return MatchStatus.QUEUED
 
 
@@ -167,11 +195,20 @@ def reap(now: datetime | None = None) -> ReapReport:
     """Find matches the broker lost or whose worker died, and queue them again (or fail them).
 
     - running past its lease: queued again if attempts remain, else failed;
-    - queued for longer than ``QUEUED_STALE_AFTER`` seconds: the message is sent again.
-    Commits; messages are sent after the commit.
+    - queued for longer than ``QUEUED_STALE_AFTER`` seconds and with no message in the broker
+      (neither waiting in a match queue nor held by a worker), on two looks at the broker that
+      enclose the database read: the message is sent again. A match merely waiting behind
+      others is left alone. When the broker cannot be read, every such match is sent again (a
+      duplicate message is harmless: claims are compare-and-set).
+    No transaction is open while the broker is read. Commits; messages are sent after commit.
     """
     now = now or utcnow()
     report = ReapReport([], [], [])
+    before = match_ids_in_broker()
+    stale_before = now - timedelta(seconds=float(current_app.config["QUEUED_STALE_AFTER"]))
+    suspects = _stale_queued(stale_before, before)
+    after = match_ids_in_broker() if suspects else set()
+    lost = [i for i in suspects if after is None or i not in after]
     expired = db.session.scalars(
         select(Match)
         .where(Match.status == MatchStatus.RUNNING, Match.lease_until < now)
@@ -179,19 +216,35 @@ def reap(now: datetime | None = None) -> ReapReport:
     ).all()
     for match in expired:
         _reap_expired(match, now, report)
-    stale_before = now - timedelta(seconds=float(current_app.config["QUEUED_STALE_AFTER"]))
     stale = db.session.scalars(
         select(Match)
-        .where(Match.status == MatchStatus.QUEUED, Match.queued_at < stale_before)
+        .where(
+            Match.id.in_(lost),
+            Match.status == MatchStatus.QUEUED,
+            Match.queued_at < stale_before,
+        )
         .with_for_update(skip_locked=True)
     ).all()
     for match in stale:
         _reap_queued(match, now, report)
+    queues = {m.id: match_queue(m) for m in [*expired, *stale]}
     db.session.commit()
     for match_id in report.requeued + report.resent:
-        send_match(match_id)
+        send_match(match_id, queue=queues[match_id])
     settle_failed_validations(report.failed)
     return report
+
+
+def _stale_queued(stale_before: datetime, in_broker: set[int] | None) -> list[int]:
+    """Matches queued since before ``stale_before`` with no message in ``in_broker``.
+
+    Ends its read transaction.
+    """
+    ids = db.session.scalars(
+        select(Match.id).where(Match.status == MatchStatus.QUEUED, Match.queued_at < stale_before)
+    ).all()
+    db.session.rollback()
+    return [i for i in ids if in_broker is None or i not in in_broker]
 
 
 def _reap_expired(match: Match, now: datetime, report: ReapReport) -> None:
@@ -227,7 +280,7 @@ def requeue(match_id: int) -> Match:
     match.lost_workers = 0
     match.queued_at = utcnow()
     match.lease_until = None
-    send_match_after_commit(match.id)
+    send_match_after_commit(match.id, queue=match_queue(match))
     db.session.commit()
     return match
 
@@ -244,6 +297,6 @@ def resume_orphans() -> list[int]:
         match.attempts = max(match.attempts - 1, 0)
         match.lease_until = None
         match.queued_at = utcnow()
-        send_match_after_commit(match.id)
+        send_match_after_commit(match.id, queue=match_queue(match))
     db.session.commit()
     return [m.id for m in orphans]

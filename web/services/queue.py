@@ -1,11 +1,28 @@
-"""Sending work to the workers, only once the rows it refers to are committed."""
+"""Sending work to the workers, only once the rows it refers to are committed.
+
+Five queues, consumed in this order of priority by the workers that take them:
+
+- ``builds``: building and self-testing uploaded versions (a worker slot is reserved for it);
+- ``default``: the periodic scheduler and reaper (short, at most one message of each);
+- ``validate``: validation matches (the reserved slot plays them too);
+- ``urgent``: the placement matches of newly active versions;
+- ``matches``: ordinary ladder and tournament matches.
+
+Each match message carries the match id in its task id (``match-<id>-<nonce>``), so the reaper
+can tell a match whose message waits in the broker from one whose message was lost.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Callable
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import redis
 from flask import current_app
 from sqlalchemy import event
 from sqlalchemy.orm import Session
@@ -59,17 +76,175 @@ def send_task(
     return True
 
 
-def send_match(match_id: int, countdown: float | None = None) -> bool:
-    """Ask a worker to play match ``match_id`` (the row must already be committed)."""
-    return send_task("web.tasks.run_match", match_id, queue="matches", countdown=countdown)
+BUILDS, DEFAULT, VALIDATE, URGENT, MATCHES = "builds", "default", "validate", "urgent", "matches"
+MATCH_QUEUES = (VALIDATE, URGENT, MATCHES)
+MATCH_TASK = "web.tasks.run_match"
+_MATCH_ID_PREFIX = "match-"
 
 
-def send_match_after_commit(match_id: int) -> None:
+def send_match(match_id: int, *, queue: str = MATCHES, countdown: float | None = None) -> bool:
+    """Ask a worker to play match ``match_id`` (the row must already be committed), after
+    ``countdown`` seconds if given (a match given back after a platform fault waits its backoff).
+
+    ``queue`` is one of ``MATCH_QUEUES``: validation and placement matches go ahead.
+    """
+    celery = current_app.extensions["celery"]
+    task_id = f"{_MATCH_ID_PREFIX}{match_id}-{uuid.uuid4().hex[:12]}"
+    try:
+        celery.send_task(
+            MATCH_TASK,
+            args=[match_id],
+            queue=queue,
+            task_id=task_id,
+            countdown=countdown or None,
+        )
+    except Exception as exc:  # the broker is down: the row stays queued in the database
+        log.warning("could not send match %s: %s", match_id, exc)
+        return False
+    return True
+
+
+def send_match_after_commit(match_id: int, *, queue: str = MATCHES) -> None:
     """Ask a worker to play ``match_id`` once the current transaction commits."""
     app = current_app._get_current_object()  # type: ignore[attr-defined]
 
     def _send() -> None:
         with app.app_context():
-            send_match(match_id)
+            send_match(match_id, queue=queue)
 
     after_commit(_send)
+
+
+# --- looking into the broker ----------------------------------------------------------------
+
+
+def redis_client(url: str) -> redis.Redis | None:
+    """A client for the broker at ``url``; None if the broker is not Redis."""
+    if url.startswith("redis+socket://"):
+        return redis.Redis(unix_socket_path=url[len("redis+socket://") :], socket_timeout=5)
+    if url.startswith(("redis://", "rediss://")):
+        return redis.Redis.from_url(url, socket_timeout=5)
+    return None
+
+
+@contextmanager
+def app_redis() -> Iterator[redis.Redis | None]:
+    """A client for the current app's broker (None if it is not Redis), closed afterwards."""
+    client = redis_client(str(current_app.config["REDIS_URL"]))
+    try:
+        yield client
+    finally:
+        if client is not None:
+            client.close()
+
+
+def match_ids_in_broker() -> set[int] | None:
+    """Matches whose message waits in a match queue or is held, unacknowledged, by a worker
+    (taken less than ``MATCH_BUDGET`` seconds ago).
+
+    None when that cannot be known (the broker is not Redis, or cannot be reached).
+    """
+    with app_redis() as client:
+        return None if client is None else _match_ids_in(client)
+
+
+def _match_ids_in(client: redis.Redis) -> set[int] | None:
+    prefix = str(current_app.config.get("BROKER_PREFIX") or "")
+    try:
+        raw: list[Any] = []
+        for queue in MATCH_QUEUES:
+            raw.extend(json.loads(m) for m in client.lrange(prefix + queue, 0, -1))
+        # A message a worker took is held until acknowledged; one held for longer than a
+        # match may take belongs to a worker that died (the broker restores it much later).
+        since = time.time() - float(current_app.config["MATCH_BUDGET"])
+        tags: list[Any] = list(client.zrangebyscore(prefix + "unacked_index", since, "+inf"))
+        held = client.hmget(prefix + "unacked", tags) if tags else []
+        raw.extend(json.loads(m)[0] for m in held if m)
+    except (redis.RedisError, ValueError, IndexError) as exc:
+        log.warning("could not read the match queues: %s", exc)
+        return None
+    return set(_match_ids(raw))
+
+
+def _match_ids(messages: Iterable[Any]) -> Iterator[int]:
+    for message in messages:
+        task_id = str(((message or {}).get("headers") or {}).get("id") or "")
+        number = task_id[len(_MATCH_ID_PREFIX) :].split("-", 1)[0]
+        if task_id.startswith(_MATCH_ID_PREFIX) and number.isdigit():
+            yield int(number)
+
+
+# --- periodic tasks: at most one waiting and one running ------------------------------------
+
+
+def _periodic_key(prefix: str, task: str, what: str) -> str:
+    return f"{prefix}arena:periodic:{what}:{task}"
+
+
+def claim_periodic_send(client: redis.Redis, prefix: str, task: str, ttl: float) -> bool:
+    """True if no message of ``task`` is waiting (a mark is set until it starts or ``ttl``)."""
+    key = _periodic_key(prefix, task, "waiting")
+    return bool(client.set(key, "1", nx=True, px=max(int(ttl * 1000), 1000)))
+
+
+def request_schedule() -> None:
+    """Ask for a scheduler run now (a ladder match finished), unless one is already waiting.
+
+    Workers never wait for the next beat with a ladder below its target; the waiting mark
+    keeps at most one such message in the queue however many matches finish.
+    """
+    from web.celery_app import SCHEDULE_TASK, periodic_ttl
+
+    ttl = periodic_ttl(float(current_app.config["SCHEDULE_INTERVAL"]))
+    prefix = str(current_app.config.get("BROKER_PREFIX") or "")
+    with app_redis() as client:
+        if client is None:
+            return
+        try:
+            if not claim_periodic_send(client, prefix, SCHEDULE_TASK, ttl):
+                return
+        except redis.RedisError as exc:  # the beat still schedules
+            log.warning("could not ask for a scheduler run: %s", exc)
+            return
+    send_task(SCHEDULE_TASK)
+
+
+@contextmanager
+def periodic_run(task: str, ttl: float) -> Iterator[bool]:
+    """Mark ``task``'s waiting message as taken; yield True if no other run of it is going on.
+
+    Without a Redis broker every run goes ahead (the tasks are idempotent anyway).
+    """
+    with app_redis() as client:
+        if client is None:
+            yield True
+        else:
+            with _locked(client, task, ttl) as alone:
+                yield alone
+
+
+@contextmanager
+def _locked(client: redis.Redis, task: str, ttl: float) -> Iterator[bool]:
+    prefix = str(current_app.config.get("BROKER_PREFIX") or "")
+    token = uuid.uuid4().hex
+    running = _periodic_key(prefix, task, "running")
+    try:
+        client.delete(_periodic_key(prefix, task, "waiting"))
+        alone = bool(client.set(running, token, nx=True, px=max(int(ttl * 1000), 1000)))
+    except redis.RedisError as exc:
+        log.warning("periodic task %s runs without its lock: %s", task, exc)
+        yield True
+        return
+    try:
+        yield alone
+    finally:
+        if alone:
+            _release(client, running, token)
+
+
+def _release(client: redis.Redis, key: str, token: str) -> None:
+    try:
+        if client.get(key) == token.encode():
+            client.delete(key)
+    except redis.RedisError as exc:  # the lock expires by itself
+        log.warning("could not release %s: %s", key, exc)

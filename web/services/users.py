@@ -221,6 +221,13 @@ def user_for_token(token: str) -> User | None:
     row = db.session.scalar(select(ApiToken).where(ApiToken.token_hash == hash_token(token)))
     if row is None or row.revoked_at is not None:
         return None
-    row.last_used_at = utcnow()
+    if not _reading():  # a page read writes nothing (and so never waits for a write lock)
+        row.last_used_at = utcnow()
     user: User = row.user
     return user
+
+
+def _reading() -> bool:
+    from flask import has_request_context, request
+
+    return has_request_context() and request.method in ("GET", "HEAD")

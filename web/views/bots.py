@@ -55,11 +55,21 @@ def bot(bot_id: int) -> ResponseReturnValue:
         ladder=chosen,
         history=history,
         places=places,
+        placement=_placement(found),
         rivals=queries.head_to_head(bot_id, chosen.id if chosen else None),
         recent=queries.matches(queries.MatchFilter(bot_id=bot_id), 1, 15).items,
         slugs=queries.ladder_slugs(),
         action=ActionForm(),
     )
+
+
+def _placement(found: Bot) -> tuple[int, int] | None:
+    """(number, placement matches left) of the bot's active version, if it has any left."""
+    from web.services.ladders import placement_left
+
+    active = found.active_version()
+    left = placement_left(active) if active is not None else 0
+    return (active.number, left) if active is not None and left else None
 
 
 def _chosen_ladder(ratings: list[tuple[Rating, Ladder]], slug: str | None) -> Ladder | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
+from flask import Flask, current_app
 from sqlalchemy import func, select
 
 from tests.web.conftest import base_config, require_bwrap, sample_version
@@ -96,10 +96,19 @@ def test_lost_workers_spend_no_attempt_up_to_their_own_bound(
     assert matches.claim(match_id, "late", 60) is None
 
 
-def test_reaper_resends_matches_queued_too_long(challenge: tuple[Any, list[Any]]) -> None:
+def test_reaper_resends_matches_whose_message_was_lost(challenge: tuple[Any, list[Any]]) -> None:
+    from web.services.queue import MATCHES, app_redis, match_ids_in_broker
+
     match_id = queue_match(*challenge)
+    assert match_ids_in_broker() == {match_id}
+    # Still in the broker: waiting is not being lost.
+    assert matches.reap(utcnow() + timedelta(seconds=30)).resent == []
+    with app_redis() as client:
+        assert client is not None
+        assert client.delete(str(current_app.config["BROKER_PREFIX"]) + MATCHES) == 1
     report = matches.reap(utcnow() + timedelta(seconds=30))
     assert report.resent == [match_id]
+    assert match_ids_in_broker() == {match_id}
 
 
 def test_a_bot_that_keeps_crashing_is_paused_with_a_reason(pg_app: Flask) -> None:
