@@ -411,6 +411,7 @@ def _selftest(version: BotVersion, manifest: Any) -> None:
             raise _StageFailed(
                 f"the protocol self-test failed for {game}; see the validation log{hint}"
             )
+    version.status = VersionStatus.VALIDATING
     version.validation_log = "\n".join(logs) + "\n"
 
 
