@@ -167,7 +167,6 @@ def schedule_ladder(
 ) -> list[Match]:
     """Queue tables on ``ladder`` until ``target`` matches are pending (or ``max_tables`` were
     added). Does not commit."""
-    from web.services.matches import create_match, new_seed
 
     made: list[Match] = []
     pool = candidates(ladder)
@@ -181,21 +180,32 @@ def schedule_ladder(
             )
         except matchmaking.NoTableError:
             break
-        seatings = matchmaking.mirrored_seatings(table) if ladder.mirrored else [table]
-        group = uuid.uuid4().hex if len(seatings) > 1 else None
-        seed = new_seed()
-        for seating in seatings:
-            made.append(
-                create_match(
-                    ladder.game_config(),
-                    [versions[bot] for bot in seating],
-                    seed=seed,
-                    kind=MatchKind.LADDER,
-                    ladder_id=ladder.id,
-                    mirror_group=group,
-                )
-            )
+        made.extend(_table_matches(ladder, table, versions))
     return made
+
+
+def _table_matches(
+    ladder: Ladder, table: list[str], versions: dict[str, BotVersion], *, urgent: bool = False
+) -> list[Match]:
+    """The matches of one table: every rotation of its seats on one deal when the ladder is
+    mirrored (a sealed deal group), else the table as seated."""
+    from web.services.matches import create_match, new_seed
+
+    seatings = matchmaking.mirrored_seatings(table) if ladder.mirrored else [table]
+    group = uuid.uuid4().hex if len(seatings) > 1 else None
+    seed = new_seed()
+    return [
+        create_match(
+            ladder.game_config(),
+            [versions[bot] for bot in seating],
+            seed=seed,
+            kind=MatchKind.LADDER,
+            ladder_id=ladder.id,
+            mirror_group=group,
+            urgent=urgent or None,
+        )
+        for seating in seatings
+    ]
 
 
 def schedule_all(rng: random.Random | None = None) -> int:
@@ -300,7 +310,6 @@ def _placement_table(
     newcomer: matchmaking.Candidate,
     pool: list[tuple[matchmaking.Candidate, BotVersion]],
 ) -> list[Match]:
-    from web.services.matches import create_match, new_seed
 
     versions = {c.bot: v for c, v in pool}
     try:
@@ -308,18 +317,4 @@ def _placement_table(
     except matchmaking.NoTableError:
         return []
     order = matchmaking.seat_table([c.bot for c in table], seat_counts(ladder), rng)
-    seatings = matchmaking.mirrored_seatings(order) if ladder.mirrored else [order]
-    group = uuid.uuid4().hex if len(seatings) > 1 else None
-    seed = new_seed()
-    return [
-        create_match(
-            ladder.game_config(),
-            [versions[bot] for bot in seating],
-            seed=seed,
-            kind=MatchKind.LADDER,
-            ladder_id=ladder.id,
-            mirror_group=group,
-            urgent=True,
-        )
-        for seating in seatings
-    ]
+    return _table_matches(ladder, order, versions, urgent=True)
