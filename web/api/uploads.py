@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import IO
 
 from arena.bots import MANIFEST, BotManifest, ManifestError, load_bot
+from web.extensions import db
 from web.models import BotVersion, User
 from web.services import bots
 from web.services.uploads import MAX_MANIFEST_BYTES, UploadError, detect_kind, read_manifest
@@ -58,9 +59,13 @@ def check_manifest(text: str) -> BotManifest:
 
 
 def accept(owner: User, data: bytes, filename: str, manifest: str | None) -> BotVersion:
-    """Check the manifest, then store a new version of the bot it names. Commits."""
+    """Check the manifest, then store a new version of the bot it names. Commits.
+
+    The caller's transaction ends first: on SQLite it would hold the write lock while the
+    archive is read, written and unpacked."""
     if not data:
         raise UploadError("the upload is empty")
+    db.session.commit()
     parsed = check_manifest(manifest_text(data, manifest))
     upload = bots.Upload(data=data, filename=filename, manifest=manifest)
     return bots.submit(owner, parsed.name, upload)

@@ -65,15 +65,16 @@ def unpack_limits() -> UnpackLimits:
     )
 
 
-def get_or_create_bot(owner: User, name: str) -> Bot:
-    """``owner``'s bot ``name``, created if missing (a racing upload may create it first)."""
-    query = select(Bot).where(Bot.owner_id == owner.id, Bot.name == name)
+def get_or_create_bot(owner_id: int, name: str) -> Bot:
+    """The bot ``name`` of user ``owner_id``, created if missing (a racing upload may create it
+    first)."""
+    query = select(Bot).where(Bot.owner_id == owner_id, Bot.name == name)
     bot: Bot | None = db.session.scalar(query)
     if bot is not None:
         return bot
     try:
         with db.session.begin_nested():
-            bot = Bot(owner_id=owner.id, name=name)
+            bot = Bot(owner_id=owner_id, name=name)
             db.session.add(bot)
     except IntegrityError:  # created by a concurrent upload since our read: use theirs
         bot = db.session.scalar(query)
@@ -99,27 +100,29 @@ def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> 
     A refused upload still becomes a version (``rejected``, with the reason) so its owner sees
     it; an accepted one is sent on to build and validation after the commit. If the storage
     cannot hold the upload, nothing is kept (no row, no file) and ``StorageFull`` is raised.
+
+    No transaction is open while the files are written: the caller's ends first (on SQLite
+    every transaction holds the write lock), the archive is stored and unpacked into a scratch
+    folder, and only then a short transaction creates the rows, numbers the version under the
+    bot's row lock and moves the unpacked tree into the version's folder (one rename).
     """
-    storage = get_storage()
-    stored = _Stored(storage.archive_path(hashlib.sha256(upload.data).hexdigest()))
+    owner_id = owner.id
+    db.session.commit()
+    stored = _Stored(get_storage().archive_path(hashlib.sha256(upload.data).hexdigest()))
     try:
-        bot = get_or_create_bot(owner, name)
-        number = next_version_number(bot)
-        version = BotVersion(
-            bot_id=bot.id, number=number, sha256=stored.archive(upload.data), trusted=trusted
-        )
-        db.session.add(version)
-        db.session.flush()
-        stored.folder = storage.bot_dir(version.id)
-        _unpack_or_reject(version, upload)
+        digest = stored.archive(upload.data)
+        refusal = _unpack(upload, stored)
+        version = _record(owner_id, name, digest, trusted, stored, refusal)
         db.session.commit()
     except BaseException as exc:
         attempts.forget_transaction()
         stored.remove()
         if _storage_failure(exc):
-            log.error("upload of %s by %s not stored: %s", name, owner.id, exc)
+            log.error("upload of %s by %s not stored: %s", name, owner_id, exc)
             raise StorageFull() from exc
         raise
+    finally:
+        stored.drop_scratch()
     return version
 
 
@@ -136,13 +139,27 @@ class _Stored:
     def __init__(self, archive_path: Path) -> None:
         self.archive_path = archive_path
         self.created_archive = False
+        self.scratch: Path | None = None
+        self.unpacked: Path | None = None
         self.folder: Path | None = None
+        self.files = 0
 
     def archive(self, data: bytes) -> str:
         existed = self.archive_path.exists()  # the same bytes uploaded before: shared, kept
         digest = get_storage().put_archive(data)
         self.created_archive = not existed
         return digest
+
+    def install(self, version_id: int) -> None:
+        """Move the unpacked tree to the version's folder (a rename inside the storage)."""
+        assert self.unpacked is not None
+        self.folder = get_storage().bot_dir(version_id)
+        get_storage().install_dir(self.unpacked, version_id)
+
+    def drop_scratch(self) -> None:
+        """Remove the scratch folder and whatever of it was not moved into place."""
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
     def remove(self) -> None:
         """Remove what this upload added (after the rollback); an archive in use stays."""
@@ -151,6 +168,7 @@ class _Stored:
             self.archive_path.unlink(missing_ok=True)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
+        self.drop_scratch()
 
     @staticmethod
     def _quietly(query: Any) -> Any:
@@ -174,20 +192,47 @@ def _storage_failure(exc: BaseException) -> bool:
     return False
 
 
-def _unpack_or_reject(version: BotVersion, upload: Upload) -> None:
-    """Unpack into the version's folder; a refused archive rejects the version (kept, shown).
+def _unpack(upload: Upload, stored: _Stored) -> str | None:
+    """Unpack into a scratch folder of the storage; the reason if the archive is refused.
 
-    A storage failure while unpacking is not the archive's fault: it propagates.
+    Runs outside any transaction. A storage failure while unpacking is not the archive's
+    fault: it propagates.
     """
+    storage = get_storage()
+    stored.scratch = scratch = storage.scratch_dir()
     try:
-        files = _unpack_into(version, upload)
+        if upload.manifest is not None:
+            files = write_single(
+                upload.filename, upload.data, upload.manifest, scratch, unpack_limits()
+            )
+        else:
+            files = unpack(upload.data, scratch, unpack_limits())
     except UploadError as exc:
         if _storage_failure(exc):
             raise
-        _reject(version, f"upload refused: {exc}")
-    else:
-        version.build_log = f"unpacked {len(files)} files\n"
-        after_commit(_sender("web.tasks.prepare_version", version.id))
+        return f"upload refused: {exc}"
+    stored.unpacked = _bot_root(scratch)
+    stored.files = len(files)
+    return None
+
+
+def _record(
+    owner_id: int, name: str, digest: str, trusted: bool, stored: _Stored, refusal: str | None
+) -> BotVersion:
+    """The version's rows, numbered under the bot's row lock; its unpacked tree moved in place."""
+    bot = get_or_create_bot(owner_id, name)
+    version = BotVersion(
+        bot_id=bot.id, number=next_version_number(bot), sha256=digest, trusted=trusted
+    )
+    db.session.add(version)
+    db.session.flush()
+    if refusal is not None:
+        _reject(version, refusal)
+        return version
+    stored.install(version.id)
+    version.build_log = f"unpacked {stored.files} files\n"
+    after_commit(_sender("web.tasks.prepare_version", version.id))
+    return version
 
 
 def _sender(task: str, *args: Any) -> Any:
@@ -198,22 +243,6 @@ def _sender(task: str, *args: Any) -> Any:
             send_task(task, *args)
 
     return send
-
-
-def _unpack_into(version: BotVersion, upload: Upload) -> list[Any]:
-    storage = get_storage()
-    scratch = storage.scratch_dir()
-    try:
-        if upload.manifest is not None:
-            files = write_single(
-                upload.filename, upload.data, upload.manifest, scratch, unpack_limits()
-            )
-        else:
-            files = unpack(upload.data, scratch, unpack_limits())
-        storage.install_dir(_bot_root(scratch), version.id)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return files
 
 
 def _bot_root(scratch: Path) -> Path:

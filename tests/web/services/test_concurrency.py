@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import multiprocessing
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +18,9 @@ from sqlalchemy.pool import NullPool
 from arena import ratings as skill
 from tests.web.conftest import SAMPLES, base_config, require_bwrap, sample_version, wait_for
 from web import engine
+from web.api import uploads as api_uploads
 from web.extensions import db
-from web.models import BotVersion, Rating, RatingChange
+from web.models import BotVersion, Rating, RatingChange, VersionStatus
 from web.services import bots, ladders, matches, play, users
 from web.storage import get_storage
 
@@ -77,6 +79,59 @@ def test_concurrent_uploads_of_one_bot_are_all_accepted_with_consecutive_numbers
     numbers = db.session.scalars(select(BotVersion.number).order_by(BotVersion.number)).all()
     assert numbers == list(range(1, UPLOADS + 1))
     assert len({v.bot_id for v in db.session.scalars(select(BotVersion))}) == 1
+
+
+SLOWED = {"unpacking": (bots, "unpack"), "reading the manifest": (api_uploads, "read_manifest")}
+
+
+@pytest.mark.parametrize("stage", sorted(SLOWED))
+def test_no_transaction_is_open_while_an_upload_is_unpacked(
+    stage: str, sqlite_app: Flask, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On SQLite every transaction holds the write lock: while an upload is being read and
+    unpacked (held there by the test), another connection can still write."""
+    owner = users.create_user("patient")
+    db.session.commit()
+    token, owner_id = users.issue_token(owner, "tests"), owner.id
+    db.session.commit()  # this session holds no lock while the upload runs
+    module, name = SLOWED[stage]
+    slow, reached, release = getattr(module, name), threading.Event(), threading.Event()
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        reached.set()
+        release.wait(300)
+        return slow(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, held)
+    archive = bots.pack_folder(SAMPLES / "python" / "challenge-random")
+    codes: list[int] = []
+
+    def upload() -> None:
+        answer = sqlite_app.test_client().post(
+            "/api/v1/uploads",
+            data={"file": (io.BytesIO(archive), "bot.zip")},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        codes.append(answer.status_code)
+
+    uploader = threading.Thread(target=upload)
+    uploader.start()
+    try:
+        assert reached.wait(120), f"the upload never reached {stage}"
+        # Held by an open transaction, the write lock would make this wait its whole timeout
+        # and fail with "database is locked".
+        other = sqlite3.connect(tmp_path / "arena.db", timeout=60, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("UPDATE users SET email = 'still@served' WHERE id = ?", (owner_id,))
+        other.execute("COMMIT")
+        other.close()
+    finally:
+        release.set()
+        uploader.join(300)
+    assert codes == [201]
+    version = db.session.scalar(select(BotVersion))
+    assert (version.number, version.status) == (1, VersionStatus.UPLOADED)
+    assert get_storage().bot_dir(version.id).joinpath("bot.toml").is_file()
 
 
 def _in_child(url: str, storage: str, job: str, ids: tuple[int, ...]) -> None:
