@@ -101,10 +101,10 @@ def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> 
     it; an accepted one is sent on to build and validation after the commit. If the storage
     cannot hold the upload, nothing is kept (no row, no file) and ``StorageFull`` is raised.
 
-    No transaction is open while the files are written: the caller's ends first (on SQLite
-    every transaction holds the write lock), the archive is stored and unpacked into a scratch
-    folder, and only then a short transaction creates the rows, numbers the version under the
-    bot's row lock and moves the unpacked tree into the version's folder (one rename).
+    No transaction is open while the files are written: the caller's is committed first (on
+    SQLite every transaction holds the write lock), the archive is stored and unpacked into a
+    scratch folder, and only then a short transaction creates the rows, numbers the version
+    under the bot's row lock and moves the unpacked tree into the version's folder (a rename).
     """
     owner_id = owner.id
     db.session.commit()
