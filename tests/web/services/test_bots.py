@@ -5,14 +5,16 @@ from __future__ import annotations
 import io
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
 
 from tests.web.conftest import SAMPLES, require_bwrap, sample_version
 from web.extensions import db
-from web.models import BotVersion, Rating, VersionStatus
+from web.models import Bot, BotVersion, Rating, VersionStatus
 from web.services import bots, ladders, users
 
 pytestmark = pytest.mark.services
@@ -101,3 +103,29 @@ def test_a_validation_match_that_cannot_be_played_rejects_the_version(pg_app: Fl
     db.session.expire_all()
     assert version.status == VersionStatus.REJECTED
     assert "could not be played" in version.error
+
+
+def test_a_database_error_while_recording_an_upload_keeps_no_row_and_no_file(
+    pg_app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The unpacked tree is already in the version's folder when the transaction fails there."""
+    owner = users.create_user("unlucky")
+    db.session.commit()
+
+    def lost(_send: Any) -> None:
+        raise OperationalError("COMMIT", {}, ConnectionError("the server closed the connection"))
+
+    monkeypatch.setattr(bots, "after_commit", lost)
+    archive = bots.pack_folder(SAMPLES / "python" / "challenge-random")
+    with pytest.raises(OperationalError):
+        bots.submit(owner, "unlucky-bot", bots.Upload(data=archive))
+    assert db.session.scalar(select(func.count()).select_from(BotVersion)) == 0
+    assert db.session.scalar(select(func.count()).select_from(Bot)) == 0
+    db.session.rollback()
+    storage = Path(pg_app.config["STORAGE_DIR"])
+    assert [p for p in storage.rglob("*") if p.is_file()] == []
+
+    monkeypatch.undo()  # the same upload is kept once the database answers
+    version = bots.submit(owner, "unlucky-bot", bots.Upload(data=archive))
+    assert (version.number, version.status) == (1, VersionStatus.UPLOADED)
+    assert (storage / "bots" / str(version.id) / "bot.toml").is_file()
