@@ -21,6 +21,7 @@ from tests.web.conftest import SAMPLES, missing, require_bwrap
 from web.extensions import db
 from web.models import BotVersion, VersionStatus, utcnow
 from web.services import bots, preparing, users
+from web.services.queue import BUILDS
 from web.storage import get_storage
 
 pytestmark = pytest.mark.services
@@ -175,7 +176,7 @@ def _purge(pg_app: Flask) -> None:
     """Lose every message of the prepare queue, as a broker restart without persistence would."""
     celery = pg_app.extensions["celery"]
     with celery.connection_for_write() as conn:
-        conn.default_channel.client.delete("default")  # the key prefix is added by kombu
+        conn.default_channel.client.delete(BUILDS)  # the key prefix is added by kombu
 
 
 def test_the_reaper_resends_a_lost_prepare_message_but_not_a_waiting_one(
