@@ -16,10 +16,9 @@ import string
 from datetime import timedelta
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from flask import current_app, has_request_context, request
-from sqlalchemy import delete, func, or_, select, update
+from sqlalchemy import ColumnElement, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -161,7 +160,7 @@ SEEN_EVERY = timedelta(minutes=1)
 """How stale a session's ``last_seen_at`` may get before a request writes it again."""
 
 
-def _live() -> Any:
+def _live() -> ColumnElement[bool]:
     """The condition of a session that has neither expired nor been idle too long."""
     now = utcnow()
     return (UserSession.created_at >= now - _session_max_age()) & (
@@ -202,7 +201,8 @@ def _mark_seen(session_id: int) -> None:
     """Write the session's ``last_seen_at``.
 
     A page read (GET, HEAD) takes no write lock on SQLite, so it writes in a short transaction
-    of its own; any other request already holds the lock and writes in its own transaction.
+    of its own; any other request holds the lock from its start (``BEGIN IMMEDIATE``) and writes
+    in the request's transaction, committed with the rest of the request's work.
     """
     now = utcnow()
     query = (
