@@ -61,6 +61,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "AUTH_RATE_LIMIT": "10 per minute",
         "LOGIN_ACCOUNT_RATE_LIMIT": "30 per hour",
         "SESSION_MAX_AGE": 14 * 24 * 3600,
+        "SESSION_IDLE_TIMEOUT": 12 * 3600,
         "UPLOAD_RATE_LIMIT": "20 per hour",
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,

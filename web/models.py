@@ -20,6 +20,7 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    func,
 )
 from sqlalchemy import Enum as SAEnum
 from sqlalchemy.orm import Mapped, mapped_column, relationship
@@ -113,6 +114,10 @@ class User(UserMixin, db.Model):  # type: ignore[name-defined]
     tokens: Mapped[list[ApiToken]] = relationship(back_populates="user")
 
 
+# A name is taken by any other case of it too; the database holds that even against a race.
+Index("uq_users_username_lower", func.lower(User.username), unique=True)
+
+
 class ApiToken(db.Model):  # type: ignore[name-defined]
     """A bearer token; only its SHA-256 is stored, the token itself is shown once."""
 
@@ -142,6 +147,8 @@ class UserSession(db.Model):  # type: ignore[name-defined]
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # When the session was last used, to the minute (an idle session ends: SESSION_IDLE_TIMEOUT).
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Bot(db.Model):  # type: ignore[name-defined]

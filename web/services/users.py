@@ -17,8 +17,9 @@ from datetime import timedelta
 from functools import cache
 from pathlib import Path
 
-from flask import current_app
-from sqlalchemy import delete, func, select
+from flask import current_app, has_request_context, request
+from sqlalchemy import ColumnElement, delete, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from web.extensions import db
@@ -59,8 +60,11 @@ def create_user(
         is_admin=admin,
         is_house=house,
     )
-    db.session.add(user)
-    db.session.flush()
+    try:
+        with db.session.begin_nested():
+            db.session.add(user)
+    except IntegrityError:  # a concurrent sign-up took the name (in some case) since our read
+        raise ValueError(f"user {username!r} already exists") from None
     return user
 
 
@@ -148,27 +152,69 @@ def _session_max_age() -> timedelta:
     return timedelta(seconds=int(current_app.config.get("SESSION_MAX_AGE", 14 * 24 * 3600)))
 
 
+def _session_idle_timeout() -> timedelta:
+    return timedelta(seconds=int(current_app.config.get("SESSION_IDLE_TIMEOUT", 12 * 3600)))
+
+
+SEEN_EVERY = timedelta(minutes=1)
+"""How stale a session's ``last_seen_at`` may get before a request writes it again."""
+
+
+def _live() -> ColumnElement[bool]:
+    """The condition of a session that has neither expired nor been idle too long."""
+    now = utcnow()
+    return (UserSession.created_at >= now - _session_max_age()) & (
+        UserSession.last_seen_at >= now - _session_idle_timeout()
+    )
+
+
 def start_session(user: User) -> str:
     """A new session of ``user``; its key goes into the session cookie. Does not commit."""
     key = secrets.token_urlsafe(32)
-    expired = utcnow() - _session_max_age()
-    db.session.execute(
-        delete(UserSession).where(UserSession.user_id == user.id, UserSession.created_at < expired)
+    now = utcnow()
+    ended = or_(
+        UserSession.created_at < now - _session_max_age(),
+        UserSession.last_seen_at < now - _session_idle_timeout(),
     )
-    db.session.add(UserSession(user_id=user.id, key_hash=hash_token(key)))
+    db.session.execute(delete(UserSession).where(UserSession.user_id == user.id, ended))
+    db.session.add(UserSession(user_id=user.id, key_hash=hash_token(key), last_seen_at=now))
     return key
 
 
 def session_user(user_id: str, key: str | None) -> User | None:
-    """The user of a live session with this key, or None (ended, expired or never made)."""
+    """The user of a live session with this key, or None (ended, expired, idle or never made).
+
+    Using the session marks it seen, at most once a minute (no write on most requests).
+    """
     if not key or not user_id.isdigit():
         return None
-    row = db.session.scalar(select(UserSession).where(UserSession.key_hash == hash_token(key)))
+    query = select(UserSession).where(UserSession.key_hash == hash_token(key), _live())
+    row = db.session.scalar(query)
     if row is None or row.user_id != int(user_id):
         return None
-    if row.created_at < utcnow() - _session_max_age():
-        return None
+    if row.last_seen_at < utcnow() - SEEN_EVERY:
+        _mark_seen(row.id)
     return db.session.get(User, row.user_id)
+
+
+def _mark_seen(session_id: int) -> None:
+    """Write the session's ``last_seen_at``.
+
+    A page read (GET, HEAD) takes no write lock on SQLite, so it writes in a short transaction
+    of its own; any other request holds the lock from its start (``BEGIN IMMEDIATE``) and writes
+    in the request's transaction, committed with the rest of the request's work.
+    """
+    now = utcnow()
+    query = (
+        update(UserSession)
+        .where(UserSession.id == session_id, UserSession.last_seen_at < now - SEEN_EVERY)
+        .values(last_seen_at=now)
+    )
+    if has_request_context() and request.method not in ("GET", "HEAD"):
+        db.session.execute(query)
+        return
+    with db.engine.begin() as connection:
+        connection.execute(query)
 
 
 def end_session(key: str | None) -> None:
@@ -187,10 +233,7 @@ def end_sessions(user: User, *, keep: str | None = None) -> int:
 
 
 def live_sessions(user: User) -> int:
-    expired = utcnow() - _session_max_age()
-    query = select(func.count()).where(
-        UserSession.user_id == user.id, UserSession.created_at >= expired
-    )
+    query = select(func.count()).where(UserSession.user_id == user.id, _live())
     return int(db.session.scalar(query) or 0)
 
 

@@ -109,3 +109,78 @@ def test_a_seed_outside_64_bits_is_refused(sqlite_app: Flask) -> None:
     with pytest.raises(StatementError, match="a seed is 0 to 2\\*\\*64 - 1"):
         _match(ladder, versions, 2**64, MatchStatus.QUEUED)
     db.session.rollback()
+
+
+def test_a_race_for_one_name_in_two_cases_has_one_winner_on_sqlite(sqlite_app: Flask) -> None:
+    """Sign-ups take SQLite's write lock up front (``BEGIN IMMEDIATE``), so the second one finds
+    the first's name; the index below holds even so."""
+    from tests.web.site.test_case_and_idle import assert_one_took_the_name, race_signups
+
+    names = ["Alice", "alice"]
+    assert_one_took_the_name(race_signups(sqlite_app, names), names)
+
+
+def test_the_database_refuses_another_case_of_a_name_on_sqlite(sqlite_app: Flask) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    from web.extensions import db
+    from web.models import User
+
+    db.session.add(User(username="Dora"))
+    db.session.commit()
+    db.session.add(User(username="dORA"))
+    with pytest.raises(IntegrityError):
+        db.session.commit()
+    db.session.rollback()
+
+
+def test_names_that_clash_stop_the_upgrade_with_their_names(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The upgrade that makes names unique in any case names the clashing ones and stops."""
+    from flask_migrate import upgrade
+    from sqlalchemy import text
+
+    from web import create_app
+    from web.extensions import db
+
+    app = create_app({"DATABASE_URL": f"sqlite:///{tmp_path / 'old.db'}", "REDIS_URL": ""})
+    with app.app_context():
+        upgrade(revision="faults2")
+        for name in ("Alice", "alice", "bob"):
+            db.session.execute(
+                text("INSERT INTO users (username, is_admin, is_house, created_at)"
+                     " VALUES (:name, false, false, CURRENT_TIMESTAMP)"),
+                {"name": name},
+            )  # fmt: skip
+        db.session.commit()
+        capfd.readouterr()
+        with pytest.raises(SystemExit):
+            upgrade()
+        said = capfd.readouterr().err
+        assert "differ only in case" in said and said.rstrip().endswith(": alice"), said
+        db.session.execute(text("UPDATE users SET username = 'alice2' WHERE username = 'alice'"))
+        db.session.commit()
+        upgrade()
+        index = "SELECT sql FROM sqlite_master WHERE name = 'uq_users_username_lower'"
+        assert "lower(username)" in db.session.execute(text(index)).scalar_one()
+        db.session.remove()
+        db.engine.dispose()
+
+
+def test_an_idle_session_ends_on_sqlite(sqlite_app: Flask) -> None:
+    from datetime import timedelta
+
+    from tests.web.site.test_accounts import is_logged_in
+    from tests.web.site.test_case_and_idle import last_seen, set_last_seen
+    from web.extensions import db
+
+    _users()
+    db.session.commit()
+    client = sqlite_app.test_client()
+    login(client, "alice")
+    before = set_last_seen("alice", timedelta(hours=11, minutes=59))
+    assert is_logged_in(client)
+    assert last_seen("alice") > before + timedelta(hours=11), "use did not count as activity"
+    set_last_seen("alice", timedelta(hours=12, minutes=1))
+    assert not is_logged_in(client)
