@@ -40,6 +40,7 @@ from web import create_app
 from web.extensions import db
 from web.models import Bot, BotVersion, MatchStatus, Rating, VersionStatus
 from web.services import bots, ladders, matches, preparing, users
+from web.services.queue import MATCH_QUEUES
 from web.storage import get_storage
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
@@ -78,7 +79,7 @@ def test_a_match_whose_worker_is_killed_three_times_finishes_rated_once(
         ladder.game_config(), [sleeper, greedy], seed=5, ladder_id=ladder.id, mirror_group=group
     )
     db.session.commit()
-    worker = start_worker(pg_app)
+    worker = start_worker(pg_app, queues=",".join(MATCH_QUEUES))  # no ladder scheduling
     for attempt in (1, 2, 3):
         holder = wait_for(
             lambda a=attempt: _running_attempt(killed.id, a), 120, f"attempt {attempt}", worker
