@@ -52,7 +52,8 @@ class Allowance:
         reset = _reset_at(self.scope)
         when = time.strftime("%H:%M:%S UTC", time.gmtime(reset))
         wait = max(1, round(reset - time.time()))
-        return f"this address has used up its {self.describe()}; it resets at {when} (in {wait} s)"
+        later = f"{wait} s" if wait < 120 else f"{round(wait / 60)} min"
+        return f"this address has used up its {self.describe()}; it resets at {when} (in {later})"
 
 
 def _accepted(status: int) -> bool:
@@ -92,6 +93,8 @@ def upload_limited(view: F) -> F:
 def _amount(item: RateLimitItem, what: str) -> str:
     unit = item.GRANULARITY.name
     per = unit if item.multiples == 1 else f"{item.multiples} {unit}s"
+    if item.amount == 1:
+        what = what.replace("uploads", "upload", 1)
     return f"{item.amount} {what} per {per}"
 
 
