@@ -37,13 +37,15 @@ class ArenaApi(Api):
         header = {"description": "seconds to wait", "schema": {"type": "integer"}}
         response = {
             "description": "Service Unavailable: the database does not answer just now; "
-            "nothing was done: send the request again after `Retry-After` seconds",
+            "send the request again after `Retry-After` seconds",
             "headers": {"Retry-After": header},
             "content": {"application/json": {"schema": self.ERROR_SCHEMA}},
         }
         self.spec.components.response(DATABASE_UNREACHABLE, response)
 
     def register_blueprint(self, blp: Any, **options: Any) -> None:
+        # flask-smorest builds each operation's document through these callbacks; one more,
+        # run first, adds the 503 to every operation without decorating each view.
         if _declare_outage not in blp._prepare_doc_cbks:
             blp._prepare_doc_cbks.insert(0, _declare_outage)
         super().register_blueprint(blp, **options)
