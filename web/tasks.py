@@ -77,14 +77,18 @@ def reap_stale_matches() -> dict[str, list[int]]:
     from web.services.matches import reap
     from web.services.preparing import reap as reap_versions
     from web.services.queue import periodic_run
+    from web.services.tournaments import conclude_all
 
     with periodic_run("web.tasks.reap_stale_matches", _ttl("REAP_INTERVAL")) as alone:
         if not alone:
             return {"requeued": [], "resent": [], "failed": []}
         report = reap()
         versions = reap_versions()
+        concluded = conclude_all()  # those whose last match failed for good
     if report.requeued or report.resent or report.failed:
         log.info("reaper: %s", report)
     if any(versions.values()):
         log.info("reaper, versions: %s", versions)
+    if concluded:
+        log.info("reaper, tournaments concluded: %s", concluded)
     return {"requeued": report.requeued, "resent": report.resent, "failed": report.failed}

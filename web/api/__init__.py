@@ -6,7 +6,8 @@ payload, and the document is generated from them and from the view functions.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from flask import Flask, request
 from flask_smorest import Api
@@ -19,13 +20,53 @@ from web.extensions import csrf, limiter
 PREFIX = "/api/v1"
 
 
+DATABASE_UNREACHABLE = "DATABASE_UNREACHABLE"
+
+
 class ArenaApi(Api):
-    """flask-smorest's Api with the project's error envelope (errors are handled app-wide)."""
+    """flask-smorest's Api with the project's error envelope (errors are handled app-wide), and
+    a 503 declared on every operation that needs the database."""
 
     ERROR_SCHEMA = schemas.ErrorEnvelope
 
     def _register_error_handlers(self) -> None:
-        """The app's handler in ``web.views.errors`` answers every error, JSON under /api."""
+        """The app's handler in ``web.views`` answers every error, JSON under /api."""
+
+    def _register_responses(self) -> None:
+        super()._register_responses()
+        header = {"description": "seconds to wait", "schema": {"type": "integer"}}
+        response = {
+            "description": "Service Unavailable: the database does not answer just now; "
+            "send the request again after `Retry-After` seconds",
+            "headers": {"Retry-After": header},
+            "content": {"application/json": {"schema": self.ERROR_SCHEMA}},
+        }
+        self.spec.components.response(DATABASE_UNREACHABLE, response)
+
+    def register_blueprint(self, blp: Any, **options: Any) -> None:
+        # flask-smorest builds each operation's document through these callbacks; one more,
+        # run first, adds the 503 to every operation without decorating each view.
+        if _declare_outage not in blp._prepare_doc_cbks:
+            blp._prepare_doc_cbks.insert(0, _declare_outage)
+        super().register_blueprint(blp, **options)
+
+
+def _declare_outage(doc: dict[str, Any], doc_info: dict[str, Any], **_kw: Any) -> dict[str, Any]:
+    """Add the 503 to an operation's responses, unless its view is ``without_database``."""
+    if not doc_info.get(_WITHOUT_DATABASE):
+        responses = doc_info.setdefault("response", {}).setdefault("responses", {})
+        responses.setdefault(503, []).append(DATABASE_UNREACHABLE)
+    return doc
+
+
+_WITHOUT_DATABASE = "arena_without_database"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def without_database(view: F) -> F:
+    """Marks an API view that never reads the database (its document declares no 503)."""
+    view.__dict__.setdefault("_apidoc", {})[_WITHOUT_DATABASE] = True
+    return view
 
 
 api = ArenaApi()

@@ -13,8 +13,9 @@ from web import auth
 from web.api import envelope, queries
 from web.api import schemas as s
 from web.api.present import bot_json, version_json
+from web.api.upload_limits import upload_limited
 from web.api.uploads import accept, manifest_part
-from web.extensions import db, limiter
+from web.extensions import db
 from web.models import Bot, BotVersion, User
 from web.services.uploads import UploadError
 
@@ -98,8 +99,16 @@ def version(version_id: int) -> dict[str, Any]:
     description="Insufficient Storage: the server's storage cannot hold the upload; nothing "
     "was kept (no version, no file): send it again later",
 )
+@blp.alt_response(
+    429,
+    schema=s.ErrorEnvelope,
+    description="Too Many Requests: this address has used up one of its upload allowances "
+    "(accepted uploads, or uploads refused for a mistake in them); the message says which and "
+    "when it resets",
+    headers={"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}},
+)
 @blp.doc(security=[{"token": []}])
-@limiter.limit(lambda: _upload_limit())
+@upload_limited
 def upload(form: dict[str, Any], files: dict[str, Any]) -> tuple[dict[str, Any], int]:
     """Upload a new bot version (an archive, or one file plus ``manifest``); needs a token.
 
@@ -117,10 +126,6 @@ def upload(form: dict[str, Any], files: dict[str, Any]) -> tuple[dict[str, Any],
     except UploadError as exc:
         abort(422, description=str(exc))
     return envelope(version_json(created, True)), 201
-
-
-def _upload_limit() -> str:
-    return str(current_app.config.get("UPLOAD_RATE_LIMIT", "20 per hour"))
 
 
 def _max_bytes() -> int:

@@ -10,7 +10,7 @@ from flask import abort, current_app
 from flask_smorest import Blueprint
 
 from web import auth
-from web.api import envelope, queries
+from web.api import envelope, queries, without_database
 from web.api import schemas as s
 from web.api.present import ladder_json
 from web.services.runtimes import offered
@@ -83,6 +83,7 @@ def status() -> dict[str, Any]:
 
 
 @blp.route("/runtimes")
+@without_database
 @blp.response(200, s.envelope(s.Runtimes))
 def runtimes() -> dict[str, Any]:
     """The interpreters and compilers an uploaded bot's ``run`` and ``build`` can call: those of

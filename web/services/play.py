@@ -357,7 +357,7 @@ def _count_failure(bot: Bot, status: str, forfeited: bool, match_id: int, limit:
 
 def _after_finish(match_id: int) -> None:
     """Follow-ups that read the committed result: a ladder asks for its next matches at once,
-    a validation match decides on its version.
+    a tournament's last match concludes it, a validation match decides on its version.
 
     The read transaction is always ended here: a worker must never sit in an open transaction
     (on SQLite it holds the write lock) while it goes on to other work.
@@ -367,6 +367,11 @@ def _after_finish(match_id: int) -> None:
         if kind == MatchKind.LADDER:
             db.session.rollback()
             request_schedule()
+        elif kind == MatchKind.TOURNAMENT:
+            from web.services.tournaments import conclude
+
+            found = db.session.scalar(select(Match.tournament_id).where(Match.id == match_id))
+            conclude(int(found or 0))
         elif kind == MatchKind.VALIDATION:
             from web.services.bots import validation_match_finished
 

@@ -16,7 +16,7 @@ import uuid
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from arena import matchmaking
 from web.extensions import db
@@ -102,7 +102,8 @@ def progress(tournament: Tournament) -> dict[str, int]:
 
 
 def standings(tournament: Tournament) -> list[dict[str, Any]]:
-    """Points per entry (``arena.matchmaking.place_points``), best first; stored when complete."""
+    """Points per entry (``arena.matchmaking.place_points``), best first. Only reads: pages and
+    the API call it; ``conclude`` stores the final table."""
     points: dict[int, float] = defaultdict(float)
     played: dict[int, int] = defaultdict(int)
     finished = db.session.scalars(
@@ -120,10 +121,42 @@ def standings(tournament: Tournament) -> list[dict[str, Any]]:
         for vid in tournament.entries
     ]
     table.sort(key=lambda row: -row["points"])
-    counts = progress(tournament)
-    if counts and not counts.get("queued") and not counts.get("running"):
-        tournament.status = TournamentStatus.FINISHED
-        tournament.standings = table
-        tournament.finished_at = utcnow()
-        db.session.commit()
     return table
+
+
+def conclude(tournament_id: int) -> bool:
+    """Mark the tournament finished, with its final standings, once none of its matches is
+    queued or running; True if this call did. Commits.
+
+    Called by the worker that finished one of its matches and by the reaper (a match that
+    failed for good finishes nothing), never by a page: reading writes nothing.
+    """
+    tournament = db.session.get(Tournament, tournament_id)
+    counts = progress(tournament) if tournament is not None else {}
+    if tournament is None or tournament.status != TournamentStatus.RUNNING or not _done(counts):
+        db.session.rollback()
+        return False
+    stmt = (
+        update(Tournament)
+        .where(Tournament.id == tournament_id, Tournament.status == TournamentStatus.RUNNING)
+        .values(
+            status=TournamentStatus.FINISHED, standings=standings(tournament), finished_at=utcnow()
+        )
+        .execution_options(synchronize_session=False)
+    )
+    won = bool(db.session.execute(stmt).rowcount == 1)  # type: ignore[attr-defined]
+    db.session.commit()
+    return won
+
+
+def conclude_all() -> list[int]:
+    """Conclude every running tournament that is done; their ids."""
+    running = db.session.scalars(
+        select(Tournament.id).where(Tournament.status == TournamentStatus.RUNNING)
+    ).all()
+    db.session.rollback()
+    return [tid for tid in running if conclude(tid)]
+
+
+def _done(counts: dict[str, int]) -> bool:
+    return bool(counts) and not counts.get("queued") and not counts.get("running")

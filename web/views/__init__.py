@@ -108,9 +108,12 @@ def _retry_after(error: HTTPException) -> dict[str, str]:
 
 
 def handle_unexpected(error: Exception) -> ResponseReturnValue:
-    """A bug: logged with its traceback, answered as a plain 500 (no details leak)."""
-    from flask import current_app
+    """503 with ``Retry-After`` while the database is unreachable (whatever raised it); any
+    other error is a bug: logged with its traceback, answered as a plain 500 (no details leak)."""
+    from web import health
 
+    if health.database_unreachable(error):
+        return handle_http_error(health.unavailable(error))
     current_app.logger.exception("unhandled error on %s", request.path)
     return handle_http_error(InternalServerError())
 

@@ -50,7 +50,8 @@ def _login_name() -> str:
 
 
 def _failed(response: Response) -> bool:
-    return response.status_code != 302
+    """A login refused (a server fault, such as an unreachable database, is not a failure)."""
+    return response.status_code != 302 and response.status_code < 500
 
 
 def _start_session(user: User) -> None:

@@ -18,8 +18,9 @@ from flask_login import login_required
 
 from web import auth
 from web.api import queries
+from web.api.upload_limits import ALLOWANCES, upload_limited
 from web.api.uploads import accept
-from web.extensions import db, limiter
+from web.extensions import db
 from web.forms import ActionForm, UploadForm
 from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
@@ -82,9 +83,7 @@ def _chosen_ladder(ratings: list[tuple[Rating, Ladder]], slug: str | None) -> La
 
 @bp.route("/upload", methods=["GET", "POST"])
 @login_required
-@limiter.limit(
-    lambda: str(current_app.config.get("UPLOAD_RATE_LIMIT", "20 per hour")), methods=["POST"]
-)
+@upload_limited
 def upload() -> ResponseReturnValue:
     form = UploadForm()
     error = None
@@ -105,8 +104,11 @@ def upload() -> ResponseReturnValue:
             flash(f"Version {version.number} uploaded ({word}): it {sentence}.", "ok")
             return redirect(url_for("bots.bot", bot_id=version.bot_id))
     offered = runtimes.offered(str(current_app.config["SANDBOX"]))
-    page = render_template("upload.html", form=form, error=error, offered=offered)
-    return page, 422 if error else 200
+    allowances = [a.describe() for a in ALLOWANCES]
+    page = render_template(
+        "upload.html", form=form, error=error, offered=offered, allowances=allowances
+    )
+    return page, 422 if error or form.errors else 200
 
 
 @bp.route("/versions/<id:version_id>/archive")

@@ -234,7 +234,7 @@ def test_api_is_rate_limited_with_a_json_error(app: Flask, world: World) -> None
     limiter.reset()
     answers = [client.get("/api/v1/ladders") for _ in range(3)]
     assert all(a.status_code == 200 for a in answers)
-    app.config["UPLOAD_RATE_LIMIT"] = "2 per minute"
+    app.config["UPLOAD_REFUSED_RATE_LIMIT"] = "2 per minute"
     headers = {"Authorization": f"Bearer {world.tokens['alice']}"}
     codes = []
     for _ in range(3):
