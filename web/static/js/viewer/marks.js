@@ -1,4 +1,5 @@
-// Interesting points of a replay: where deals and tricks begin, and where a seat earned a strike.
+// Interesting points of a replay: where deals begin, where an adapter sees a boundary (a trick
+// won, a showdown...), and where a seat earned a strike.
 
 const MARK_LABELS = {
   deal: "new deal",

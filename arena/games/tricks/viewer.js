@@ -1,7 +1,7 @@
 // Svoi Kozyri with tricks: each seat picks a secret trump, revealed when first used (or never).
 
-import { trumpBadge } from "./beating.js";
-import { dealSummary, drawTricks, trickBadges, trickBoundary } from "./tricks.js";
+import { trumpBadge } from "../adapters/beating.js";
+import { dealSummary, drawTricks, trickBadges, trickBoundary } from "../adapters/tricktaking.js";
 
 function trumpOf(view, seat) {
   return view.trumps?.[seat] ?? view.revealed?.[seat] ?? null;

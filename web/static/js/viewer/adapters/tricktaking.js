@@ -1,4 +1,4 @@
-// The trick games (svoi-kozyri-tricks, kozyr-boys) share a table: hands around, the trick in the
+// The trick-taking games share a table: hands around, the trick in the
 // middle with each card laid towards the seat that played it, the last trick kept in view until
 // the next card is led.
 
@@ -42,7 +42,7 @@ export function drawTricks(view, ctx, badges, rows) {
 
 /** Badges for tricks won and points, present in both trick games. */
 export function trickBadges(view, seat) {
-  const list = [{ text: `${view.tricks_won?.[seat] ?? 0} tricks`, className: "tricks" }];
+  const list = [{ text: `${view.tricks_won?.[seat] ?? 0} tricks`, className: "taken" }];
   list.push({ text: `${num(view.scores?.[seat] ?? 0)} pts`, className: "score" });
   return list;
 }
