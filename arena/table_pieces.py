@@ -2,6 +2,8 @@
 helpers, the pile of the beating games, the tricks of the trick-taking games, and the words for
 history events that more than one game records. Each game folder's ``terminal.py`` builds its
 own touches from these.
+
+No game is named here: "tricks" below is the trick-taking view key and the plain noun.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 // The trick-taking games share a table: hands around, the trick in the
 // middle with each card laid towards the seat that played it, the last trick kept in view until
-// the next card is led.
+// the next card is led. No game is named here: "tricks" is the view key and the plain noun.
 
 import { dealRows, drawHands, drawTurn, num, visibleHands } from "./common.js";
 
