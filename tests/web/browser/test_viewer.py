@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from arena.agents import random_agent
-from arena.games import make_game
+from arena.games import make_game, names
 from arena.replay import agent_rng, read_replay, record_builtin_match
 from tests.web.browser.conftest import overlaps, screenshot, table_boxes
 from tests.web.browser.fixture_site import GOLDEN, FixtureSite
@@ -21,7 +21,7 @@ from web.viewer_export import standalone_html
 
 pytestmark = pytest.mark.browser
 
-GAMES = ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
+GAMES = names()
 ROOT_SEL = "#replay-viewer"
 WAIT_S = 120.0
 """How long a test waits for something the viewer does: generous, the machine may be loaded."""
