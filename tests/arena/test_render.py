@@ -164,21 +164,6 @@ def test_every_game_has_a_compact_table(name: str) -> None:
     }
 
 
-def test_svara_columns_and_deal_summary() -> None:
-    state = make_game("svara").new_state(1)
-    view = {**state.full_view(), "last_deal": [{"type": "win", "seat": 2, "amount": 90}]}
-    shown = text_of(render_table(view))
-    header = next(line for line in shown.splitlines() if "seat" in line)
-    assert "status" in header and "in pot" in header and "players" not in header
-    assert "last deal: P2 won 90 as everyone else folded" in shown
-    assert "phase dark · pot 30 · stake 0" in shown
-
-
-def test_kozyr_boys_names_trumps_once() -> None:
-    shown = text_of(render_table(make_game("kozyr-boys").new_state(1).full_view()))
-    assert shown.count("trumps") == 1 and "bowers" in shown and "dealer's leftover" in shown
-
-
 def test_events_that_are_not_actions_read_as_sentences() -> None:
     names = ["ann", "bob", "cy"]
     said = {
