@@ -55,6 +55,9 @@ export function dealSummary(view, names) {
   return `Deal ${last.deal + 1}: ${parts.join(", ")}`;
 }
 
+/** How the trick-taking adapters word their boundary marks (``markLabels``). */
+export const TRICK_MARKS = { trick: "trick won" };
+
 /** A trick ends when a seat's trick count grows. */
 export function trickBoundary(before, view) {
   const sum = (v) => (v?.tricks_won ?? []).reduce((a, b) => a + b, 0);
