@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console, RenderableType
 
 from arena import render
-from arena.games import make_game
+from arena.games import make_game, names
 from arena.games.base import JSON
 from arena.render import action_text, card_text, event_text, render_result, render_table
 
@@ -109,9 +109,7 @@ def test_result_lists_best_first() -> None:
     assert [row[:3] for row in rows] == [["1", "P1", "b"], ["2", "P0", "a"], ["2", "P2", "c"]]
 
 
-@pytest.mark.parametrize(
-    "name", ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
-)
+@pytest.mark.parametrize("name", names())
 def test_real_games_render_mid_match(name: str) -> None:
     try:
         state = make_game(name).new_state(3)
@@ -145,9 +143,7 @@ GAME_VIEW_SIZE = 30
 """Lines a game's table may take mid-match, hands included: the games' hooks keep it compact."""
 
 
-@pytest.mark.parametrize(
-    "name", ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
-)
+@pytest.mark.parametrize("name", names())
 def test_every_game_has_a_compact_table(name: str) -> None:
     state = make_game(name).new_state(5)
     rng = random.Random(5)
