@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.games import names
+from arena.games import example, names
 
 MANIFEST = "bot.toml"
 LANGUAGES = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
@@ -177,7 +177,7 @@ def _language(value: Any, fail: _Fail) -> str:
 
 def _games(value: Any, fail: _Fail) -> tuple[str, ...]:
     if not isinstance(value, list) or not value or not all(isinstance(g, str) for g in value):
-        fail("'games' must be a non-empty list of game names, e.g. [\"svoi-kozyri\"]")
+        fail(f"'games' must be a non-empty list of game names, e.g. [\"{example()}\"]")
         return ()
     unknown = [g for g in value if g not in names()]
     if unknown:

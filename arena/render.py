@@ -4,7 +4,8 @@ Rendering is generic over the shared view keys (``game``, ``deal``, ``dealer``, 
 ``hands`` or ``hand`` + ``hand_counts``, ``trumps``, ``scores``, ``history``): it works for a
 ``full_view()`` (every hand shown) and for an ``observation()`` (only the viewer's hand shown).
 Other keys are drawn generically: per-seat lists become columns of the seat table, the rest
-become lines under it (piles, tricks, talons...). A game may add its own lines through ``HOOKS``.
+become lines under it (piles, trick records, talons...). A game folder may add its own lines
+through its ``terminal.py`` (``HOOKS``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from arena import games
 from arena.cards import SUIT_SYMBOLS, SUITS
 
 JSON = dict[str, Any]
@@ -36,7 +38,7 @@ class TableHook:
 
 
 HOOKS: dict[str, TableHook] = {}
-"""Per-game touches, by game name (``arena.game_tables`` registers every game's)."""
+"""Per-game touches, by game name (each game folder's ``terminal.py``: ``load_game_touches``)."""
 
 SHARED_KEYS = frozenset(
     {"game", "deal", "dealer", "to_move", "hands", "hand", "hand_counts", "trumps", "scores",
@@ -119,12 +121,13 @@ EventPhrase = Callable[[JSON, Sequence[str] | None], Text]
 
 PHRASES: dict[str, EventPhrase] = {}
 """Plain-language forms of history events that are not actions (a trick taken, a player out...),
-by event type (``arena.game_tables`` registers them)."""
+by event type (each game folder's ``terminal.py``: ``load_game_touches``)."""
 
 
 def event_text(event: JSON, names: Sequence[str] | None = None) -> Text:
     """A public history event: in words if a game taught us how, else its seat (if any), then
     the action-like rest."""
+    load_game_touches()
     phrase = PHRASES.get(str(event.get("type")))
     if phrase is not None:
         try:
@@ -245,7 +248,7 @@ def seat_row(
 
 
 def header(view: JSON, names: Sequence[str] | None) -> Text:
-    """``svoi-kozyri · deal 2 · dealer P1 · to move P3``."""
+    """``<game> · deal 2 · dealer P1 · to move P3``."""
     parts = [Text(str(view.get("game", "game")), style="bold")]
     if "deal" in view:
         parts.append(Text(f"deal {view['deal']}"))
@@ -258,7 +261,7 @@ def header(view: JSON, names: Sequence[str] | None) -> Text:
 
 
 def zone_lines(view: JSON, players: int, handled: frozenset[str]) -> list[RenderableType]:
-    """Lines for the non-shared, non-per-seat keys: piles, tricks, talons and the like."""
+    """Lines for the non-shared, non-per-seat keys: piles, trick records, talons and the like."""
     skip = SHARED_KEYS | QUIET_KEYS | handled | set(per_seat_keys(view, players))
     lines: list[RenderableType] = []
     trumps = view.get("trumps")
@@ -288,6 +291,7 @@ def render_table(
     events: int = 6,
 ) -> Panel:
     """The card table for a ``full_view()`` or an ``observation(viewer)``."""
+    load_game_touches()
     hook = HOOKS.get(str(view.get("game")))
     parts: list[RenderableType] = [seat_table(view, names, viewer, hook)]
     parts.extend(zone_lines(view, player_count(view), hook.keys if hook else frozenset()))
@@ -309,9 +313,18 @@ def render_result(result: JSON, names: Sequence[str] | None = None) -> Table:
     return table
 
 
-# The games' own touches need the helpers above, so they are imported last.
-from arena.game_tables import HOOKS as _GAME_HOOKS  # noqa: E402
-from arena.game_tables import PHRASES as _GAME_PHRASES  # noqa: E402
+def load_game_touches() -> None:
+    """Add to ``HOOKS`` and ``PHRASES`` the ``HOOK`` and ``PHRASES`` of the ``terminal.py`` of
+    each registered game not seen yet (the registry may grow: ``ARENA_GAMES_PATH``)."""
+    for name in games.names():
+        if name in _TOUCHED:
+            continue
+        _TOUCHED.add(name)
+        module = games.part(name, "terminal")
+        if module is not None:
+            HOOKS.setdefault(name, module.HOOK)
+            PHRASES.update(module.PHRASES)
 
-HOOKS.update(_GAME_HOOKS)
-PHRASES.update(_GAME_PHRASES)
+
+_TOUCHED: set[str] = set()
+"""The games whose touches ``load_game_touches`` has added."""

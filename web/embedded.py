@@ -7,7 +7,8 @@ Started by ``arena up``. It runs:
   unless ``ARENA_REDIS_URL`` names a Redis to use instead;
 - the database migrations (SQLite at ``./var/arena.db`` unless ``ARENA_DATABASE_URL`` is set);
 - the project's sample bots, registered to the house account ``demo`` and made active at once
-  (``ARENA_DEMO_GAMES=challenge,svara`` limits them to some games);
+  (``ARENA_DEMO_GAMES=<game>,<game>``, names as ``arena games`` lists them, limits them to
+  some games);
         gunicorn = ["-b", f"127.0.0.1:{self.port}", "-w", "2", "--threads", "4"]
         self._spawn(
             "web",
@@ -255,7 +256,7 @@ def _seed_demo() -> None:
     """Register every sample bot to the house account ``demo`` (once) and activate it.
 
     A game with fewer sample bots than its default table has seats gets numbered copies of
-    them (``svara-random-2``), so that every ladder has matches to play.
+    them (``<name>-2``), so that every ladder has matches to play.
     """
     from sqlalchemy import select
 

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 import orjson
 
+from arena import games
 from arena.replay import Replay, frames
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -29,10 +30,26 @@ _PLACEHOLDER = re.compile(r"__(TITLE|CSS|IMPORTMAP|DATA)__")
 _RELATIVE_IMPORT = re.compile(r'(from\s+|import\s*\(\s*)"(\.{1,2}/[^"]+)"')
 
 
+GAMES_PREFIX = "games/"
+"""Where the viewer looks for a game's adapter, beside its own modules (``games/<game>.js``)."""
+
+
 def manifest() -> dict[str, Any]:
-    """The viewer's module list and page template (``manifest.json``)."""
+    """The viewer's module list and page template (``manifest.json``), with the adapter of every
+    registered game that has one (``games/<game>.js``, from the game's folder)."""
     loaded: dict[str, Any] = json.loads((VIEWER / "manifest.json").read_text("utf-8"))
-    return loaded
+    adapters = [f"{GAMES_PREFIX}{name}.js" for name in games.names() if games.viewer_script(name)]
+    return {**loaded, "modules": [*loaded["modules"], *adapters]}
+
+
+def module_path(path: str) -> Path:
+    """The file of the viewer module ``path``: a game's adapter lives in the game's folder."""
+    if path.startswith(GAMES_PREFIX):
+        script = games.viewer_script(path.removeprefix(GAMES_PREFIX).removesuffix(".js"))
+        if script is None:
+            raise FileNotFoundError(path)
+        return script
+    return VIEWER / path
 
 
 def rewrite_imports(path: str, source: str) -> str:
@@ -81,7 +98,7 @@ def standalone_html(replay: Replay, title: str | None = None) -> str:
     if replay.get("seed") is None or replay.get("live"):
         raise ValueError("only a whole replay can be exported (this match is running or sealed)")
     spec = manifest()
-    modules = {path: (VIEWER / path).read_text("utf-8") for path in spec["modules"]}
+    modules = {path: module_path(path).read_text("utf-8") for path in spec["modules"]}
     template = (VIEWER / spec["template"]).read_text("utf-8")
     data = {"replay": replay, "frames": frames(replay)}
     name = title or f"{replay['game'].get('game', 'match')} replay"

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from arena.agents import AGENTS, Agent, get_agent
 from arena.cli.errors import print_error
-from arena.games import make_game
+from arena.games import game_class, make_game
 from arena.games.base import ConfigError, Game, State
 from arena.render import JSON, action_text, event_text, render_result, render_table, seat_label
 from arena.replay import Step, agent_rng, record_builtin_match, write_replay
@@ -30,8 +30,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--deals",
         type=int,
-        help="match length in deals (svoi-kozyri-tricks: at most this many; kozyr-boys: a "
-        "multiple of 3)",
+        help="match length in deals (a game that counts its length otherwise reads it its "
+        "own way, e.g. as a cap or in whole rounds)",
     )
     parser.add_argument(
         "--param", action="append", default=[], metavar="K=V", help="set a game parameter"
@@ -79,29 +79,11 @@ def parse_param(text: str) -> tuple[str, Any]:
         return key.strip(), raw
 
 
-def match_length(game: str, deals: int) -> tuple[str, int]:
-    """The parameter (and value) that makes a match of ``game`` last ``deals`` deals.
-
-    Most games count deals; svoi-kozyri-tricks plays to a target score, so ``deals`` caps it;
-    kozyr-boys plays rounds in which each of the three players deals once.
-    """
-    if game == "kozyr-boys":
-        if deals % 3:
-            raise ConfigError(
-                "kozyr-boys is played in rounds of 3 deals: --deals must be 3, 6, ..."
-            )
-        return "rounds", deals // 3
-    if game == "svoi-kozyri-tricks":
-        return "max_deals", deals
-    return "deals", deals
-
-
 def build_game(args: argparse.Namespace) -> Game:
     """The game asked for on the command line."""
     params = dict(parse_param(p) for p in args.param)
     if args.deals is not None:
-        key, value = match_length(args.game, args.deals)
-        params[key] = value
+        params.update(game_class(args.game).length_params(args.deals))
     return make_game(args.game, players=args.players, params=params, variant=args.variant)
 
 

@@ -233,6 +233,15 @@ class Game(ABC):
     def greedy_action(self, state: State, rng: random.Random) -> Action:
         """The built-in simple heuristic agent's choice in ``state``."""
 
+    @classmethod
+    def length_params(cls, deals: int) -> JSON:
+        """The parameters that make a match last ``deals`` deals (``arena play --deals``).
+
+        Most games count deals in a ``deals`` parameter; a game that counts its length another
+        way overrides this (and raises ``ConfigError`` for a length it cannot play).
+        """
+        return {"deals": deals}
+
     def action_seen_by(self, action: JSON, actor: int, viewer: int | None) -> JSON:
         """What ``viewer`` (a seat, or None for a spectator) sees of ``actor``'s ``action``.
 

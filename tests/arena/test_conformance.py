@@ -237,18 +237,3 @@ def test_checks_catch_a_leaky_observation(toy: str) -> None:
     state.observation = lambda seat: leaky  # type: ignore[method-assign]
     with pytest.raises(AssertionError, match="sees another seat's private card"):
         checker.privacy(state)
-
-
-def test_a_game_not_written_yet_skips_unless_all_games_are_required(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from arena import games
-
-    monkeypatch.setitem(games._GAMES, "ghost", "arena.games.ghost:Ghost")
-    assert ("ghost", None) in game_cases()
-    monkeypatch.delenv("ARENA_REQUIRE_ALL_GAMES", raising=False)
-    with pytest.raises(pytest.skip.Exception, match="does not exist yet"):
-        require_spec("ghost")
-    monkeypatch.setenv("ARENA_REQUIRE_ALL_GAMES", "1")
-    with pytest.raises(pytest.fail.Exception, match="does not exist yet"):
-        require_spec("ghost")

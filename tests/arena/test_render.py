@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console, RenderableType
 
 from arena import render
-from arena.games import make_game
+from arena.games import make_game, names
 from arena.games.base import JSON
 from arena.render import action_text, card_text, event_text, render_result, render_table
 
@@ -109,9 +109,7 @@ def test_result_lists_best_first() -> None:
     assert [row[:3] for row in rows] == [["1", "P1", "b"], ["2", "P0", "a"], ["2", "P2", "c"]]
 
 
-@pytest.mark.parametrize(
-    "name", ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
-)
+@pytest.mark.parametrize("name", names())
 def test_real_games_render_mid_match(name: str) -> None:
     try:
         state = make_game(name).new_state(3)
@@ -145,9 +143,7 @@ GAME_VIEW_SIZE = 30
 """Lines a game's table may take mid-match, hands included: the games' hooks keep it compact."""
 
 
-@pytest.mark.parametrize(
-    "name", ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
-)
+@pytest.mark.parametrize("name", names())
 def test_every_game_has_a_compact_table(name: str) -> None:
     state = make_game(name).new_state(5)
     rng = random.Random(5)
@@ -162,21 +158,6 @@ def test_every_game_has_a_compact_table(name: str) -> None:
         "trick",
         "last deal",
     }
-
-
-def test_svara_columns_and_deal_summary() -> None:
-    state = make_game("svara").new_state(1)
-    view = {**state.full_view(), "last_deal": [{"type": "win", "seat": 2, "amount": 90}]}
-    shown = text_of(render_table(view))
-    header = next(line for line in shown.splitlines() if "seat" in line)
-    assert "status" in header and "in pot" in header and "players" not in header
-    assert "last deal: P2 won 90 as everyone else folded" in shown
-    assert "phase dark · pot 30 · stake 0" in shown
-
-
-def test_kozyr_boys_names_trumps_once() -> None:
-    shown = text_of(render_table(make_game("kozyr-boys").new_state(1).full_view()))
-    assert shown.count("trumps") == 1 and "bowers" in shown and "dealer's leftover" in shown
 
 
 def test_events_that_are_not_actions_read_as_sentences() -> None:

@@ -10,6 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from arena.games import names, viewer_script
 from arena.replay import frames, read_replay
 from web.viewer_export import VIEWER, manifest, rewrite_imports, standalone_html
 
@@ -37,6 +38,7 @@ def svara_page() -> tuple[Any, str]:
 
 def test_the_manifest_lists_every_viewer_module() -> None:
     on_disk = {p.relative_to(VIEWER).as_posix() for p in VIEWER.rglob("*.js")}
+    on_disk |= {f"games/{name}.js" for name in names() if viewer_script(name)}  # game folders
     assert set(manifest()["modules"]) == on_disk
 
 

@@ -11,6 +11,8 @@ from flask_login import current_user
 from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from arena.games import example, game_class
+from arena.games.base import GameSpec
 from web import charts
 from web.api import error_payload, wants_json
 from web.api.queries import score
@@ -20,10 +22,10 @@ from web.views import status
 def register(app: Flask) -> None:
     """Blueprints, error pages, template helpers and the security headers of every answer."""
     from web.api import IdConverter
-    from web.views import admin, auth, bots, home, ladders, matches, tournaments, users
+    from web.views import admin, auth, bots, home, ladders, matches, tournaments, users, viewer
 
     app.url_map.converters["id"] = IdConverter
-    for module in (auth, home, ladders, bots, matches, tournaments, users, admin):
+    for module in (auth, home, ladders, bots, matches, tournaments, users, admin, viewer):
         app.register_blueprint(module.bp)
     app.register_error_handler(HTTPException, handle_http_error)
     app.register_error_handler(Exception, handle_unexpected)
@@ -65,7 +67,13 @@ def template_helpers() -> dict[str, Any]:
         "bot_state": status.bot_state,
         "version_stage": status.version_stage,
         "version_steps": status.steps,
+        "example_game": example_game,
     }
+
+
+def example_game() -> GameSpec:
+    """The game the pages' examples name (``arena.games.example``)."""
+    return game_class(example()).spec
 
 
 def page_url(**changes: Any) -> str:

@@ -9,6 +9,7 @@ from flask.typing import ResponseReturnValue
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
+from arena.games import example
 from web import auth
 from web.api import queries
 from web.api.catalog import game_list
@@ -19,15 +20,20 @@ from web.views.cache import anonymous_cache
 bp = Blueprint("home", __name__)
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
-STARTER_FILES = {
-    "kozyri_bot.py": "kit/python/kozyri_bot.py",
-    "kozyri_bot.js": "kit/js/kozyri_bot.js",
-    "python/bot.py": "python/svoi-kozyri-greedy/bot.py",
-    "python/bot.toml": "python/svoi-kozyri-greedy/bot.toml",
-    "js/bot.js": "js/svoi-kozyri-greedy/bot.js",
-    "js/bot.toml": "js/svoi-kozyri-greedy/bot.toml",
-}
-"""The starter kits and a sample bot per language, offered for download by name."""
+
+
+def starter_files() -> dict[str, str]:
+    """The starter kits and a sample bot per language (the greedy bot of the example game, see
+    ``arena.games.example``), offered for download by name."""
+    sample = f"{example()}-greedy"
+    return {
+        "kozyri_bot.py": "kit/python/kozyri_bot.py",
+        "kozyri_bot.js": "kit/js/kozyri_bot.js",
+        "python/bot.py": f"python/{sample}/bot.py",
+        "python/bot.toml": f"python/{sample}/bot.toml",
+        "js/bot.js": f"js/{sample}/bot.js",
+        "js/bot.toml": f"js/{sample}/bot.toml",
+    }
 
 
 @bp.route("/")
@@ -78,19 +84,21 @@ def api_docs() -> ResponseReturnValue:
 @bp.route("/docs/bots")
 def bot_guide() -> ResponseReturnValue:
     """How to write a bot: the starter kits, the manifest, local play and ``arena submit``."""
-    sample = SAMPLES / STARTER_FILES["python/bot.py"]
+    files = starter_files()
+    sample = SAMPLES / files["python/bot.py"]
     return render_template(
         "bot_guide.html",
         games=game_list(),
         sample=sample.read_text(encoding="utf-8") if sample.is_file() else "",
-        files=[name for name in STARTER_FILES if (SAMPLES / STARTER_FILES[name]).is_file()],
+        files=[name for name in files if (SAMPLES / files[name]).is_file()],
     )
 
 
 @bp.route("/docs/bots/files/<path:name>")
 def starter_file(name: str) -> ResponseReturnValue:
-    """One starter file as plain text (only the files named in ``STARTER_FILES``)."""
-    path = SAMPLES / STARTER_FILES.get(name, "missing")
-    if name not in STARTER_FILES or not path.is_file():
+    """One starter file as plain text (only the files named in ``starter_files()``)."""
+    files = starter_files()
+    path = SAMPLES / files.get(name, "missing")
+    if name not in files or not path.is_file():
         abort(404)
     return send_file(path, mimetype="text/plain", as_attachment=True, download_name=Path(name).name)

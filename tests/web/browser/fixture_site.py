@@ -21,13 +21,15 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
-from arena.games import make_game
-from arena.games.base import Game
+from arena.games import make_game, viewer_script
+from arena.games.base import ConfigError, Game
 from arena.replay import Replay, frames, read_replay
 
 ROOT = Path(__file__).resolve().parents[3]
 STATIC = ROOT / "web" / "static"
 GOLDEN = ROOT / "tests" / "golden"
+GAME_ADAPTERS = "js/viewer/games/"
+"""Under ``/static``: each game's viewer adapter, from its folder (``web/views/viewer.py``)."""
 CSP = (
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -154,7 +156,7 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
             path, query = parts.path, parse_qs(parts.query)
             try:
                 self._route(path, query)
-            except (KeyError, ValueError, IndexError):
+            except (KeyError, ValueError, IndexError, ConfigError):
                 self._send(404, b"not found", "text/plain")
 
         def _route(self, path: str, query: dict[str, list[str]]) -> None:
@@ -196,6 +198,12 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
             target = (STATIC / rel).resolve()
             if rel == "css/fixture.css":
                 self._send(200, b"body{font-family:sans-serif;margin:16px}", "text/css")
+                return
+            if rel.startswith(GAME_ADAPTERS):  # as the site serves them, from the game folders
+                script = viewer_script(rel.removeprefix(GAME_ADAPTERS).removesuffix(".js"))
+                if script is None:
+                    raise KeyError(rel)
+                self._send(200, script.read_bytes(), "text/javascript")
                 return
             if STATIC not in target.parents or not target.is_file():
                 raise KeyError(rel)

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from arena.agents import random_agent
-from arena.games import make_game
+from arena.games import make_game, names
 from arena.replay import agent_rng, read_replay, record_builtin_match
 from tests.web.browser.conftest import overlaps, screenshot, table_boxes
 from tests.web.browser.fixture_site import GOLDEN, FixtureSite
@@ -21,7 +21,7 @@ from web.viewer_export import standalone_html
 
 pytestmark = pytest.mark.browser
 
-GAMES = ["svoi-kozyri", "challenge", "svoi-kozyri-tricks", "kozyr-boys", "svara"]
+GAMES = names()
 ROOT_SEL = "#replay-viewer"
 WAIT_S = 120.0
 """How long a test waits for something the viewer does: generous, the machine may be loaded."""
@@ -485,3 +485,25 @@ def test_no_part_of_the_table_covers_another(
     speed = next(box for name, box in controls.items() if "rv-speed" in name)
     assert speed["right"] <= viewport, "the speed selector is not cut off"
     screenshot(page, f"viewer-{game}-{width}")
+
+
+def test_a_game_folder_dropped_in_brings_its_adapter(
+    page: Any, site: FixtureSite, context: Any, errors: Any, toy: str, tmp_path: Path
+) -> None:
+    """The toy game's folder, found through ``ARENA_GAMES_PATH``, is drawn by its own adapter
+    (``viewer.js``, served from the folder) on the site and in the standalone page."""
+    game = make_game(toy, 2)
+    replay = record_builtin_match(
+        game.new_state(4), [random_agent] * 2, ["a", "b"], agent_rng(4), timed=False
+    )
+    end = len(replay["steps"])
+    open_viewer(page, site.add("toy-folder", replay) + f"#{end}")
+    assert step_of(page) == end
+    laid = page.locator('.seat[data-seat="0"] .badge.laid')
+    wait_until(page, lambda: laid.count() == 1, "the toy adapter's badge")
+    assert laid.inner_text().startswith("laid ")
+    saved = tmp_path / "toy.html"
+    saved.write_text(standalone_html(replay))
+    offline = _offline_page(context, errors)
+    open_viewer(offline, saved.as_uri() + f"#{end}")
+    assert offline.locator(".badge.laid").count() == 2

@@ -1,6 +1,7 @@
 // Saving a replay from the browser: the replay JSON as it was served, and a standalone HTML file
 // that holds the viewer's modules, its CSS and the frames, so it plays offline from file://.
-// web/viewer_export.py builds the same file on the server from the same template and manifest.
+// web/viewer_export.py builds the same file on the server from the same template and manifest
+// (with the adapter of every game, where this page takes only the one its replay needs).
 
 const PLACEHOLDER = /__(TITLE|CSS|IMPORTMAP|DATA)__/g;
 
@@ -17,7 +18,7 @@ export function saveFile(name, data, type) {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
-/** A module path resolved against the folder of the module importing it ("adapters/x.js"). */
+/** A module path resolved against the folder of the module importing it ("games/x.js"). */
 export function resolvePath(from, target) {
   const parts = from.split("/").slice(0, -1);
   for (const piece of target.split("/")) {
@@ -82,17 +83,31 @@ async function text(url) {
   return response.text();
 }
 
-/** Fetch the viewer's own files and build the standalone page for ``data`` ({replay, frames}). */
+/** The adapter of ``game`` as the site serves it from the game's folder, or null if it has none. */
+async function gameAdapter(base, game) {
+  if (typeof game !== "string" || !/^[\w-]+$/.test(game)) return null;
+  const response = await fetch(new URL(`games/${game}.js`, base), { credentials: "same-origin" });
+  return response.ok ? response.text() : null;
+}
+
+/**
+ * Fetch the viewer's own files and build the standalone page for ``data`` ({replay, frames}):
+ * the modules of the manifest, and the adapter of the replay's game if it has one.
+ */
 export async function standaloneHtml(data, title) {
   // Resolved here, not at load: in a standalone page this module has a data: URL.
   const base = new URL("./", import.meta.url);
   const manifest = JSON.parse(await text(new URL("manifest.json", base)));
   const modules = {};
-  await Promise.all(
-    manifest.modules.map(async (path) => {
+  const game = data.replay?.game?.game;
+  await Promise.all([
+    ...manifest.modules.map(async (path) => {
       modules[path] = await text(new URL(path, base));
     }),
-  );
+    gameAdapter(base, game).then((source) => {
+      if (source !== null) modules[`games/${game}.js`] = source;
+    }),
+  ]);
   const template = await text(new URL(manifest.template, base));
   const css = await text(new URL("../../css/viewer.css", base));
   return buildStandalone({ template, css, modules, data, title });

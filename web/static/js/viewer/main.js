@@ -5,12 +5,13 @@ import { Player } from "./player.js";
 import { HttpSource, InlineSource } from "./source.js";
 
 function siteAdapter(game) {
-  return import(new URL(`./adapters/${game}.js`, import.meta.url).href);
+  // The site serves each game's adapter from the game's folder (arena/games/<game>/viewer.js).
+  return import(new URL(`./games/${game}.js`, import.meta.url).href);
 }
 
 function standaloneAdapter(game) {
   // A bare name resolved by the standalone page's import map.
-  return import(`arena-viewer/adapters/${game}.js`);
+  return import(`arena-viewer/games/${game}.js`);
 }
 
 /** Link the viewer's stylesheet unless the page already has it. */

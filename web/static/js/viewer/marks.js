@@ -1,12 +1,5 @@
-// Interesting points of a replay: where deals and tricks begin, and where a seat earned a strike.
-
-const MARK_LABELS = {
-  deal: "new deal",
-  trick: "trick won",
-  "pick-up": "pick-up",
-  take: "take",
-  showdown: "showdown",
-};
+// Interesting points of a replay: where deals begin, where an adapter sees a boundary (a trick
+// won, a showdown...), and where a seat earned a strike.
 
 /** The marks of frame ``i`` (none of its boundary ones while frame ``i - 1`` is not here). */
 export function marksAt(frames, i, adapter) {
@@ -20,7 +13,7 @@ export function marksAt(frames, i, adapter) {
     marks.push({ index: i, kind: "deal", label: `deal ${now.deal + 1} begins` });
   } else if (frames[i - 1]) {
     const kind = adapter.boundary?.(before, now, event) ?? null;
-    if (kind) marks.push({ index: i, kind, label: MARK_LABELS[kind] ?? kind });
+    if (kind) marks.push({ index: i, kind, label: adapter.markLabels?.[kind] ?? kind });
   }
   if (event?.status && event.status !== "ok") {
     marks.push({
@@ -32,7 +25,10 @@ export function marksAt(frames, i, adapter) {
   return marks;
 }
 
-/** Marks ``{index, kind, label}`` over ``frames`` (the adapter names trick-like boundaries). */
+/**
+ * Marks ``{index, kind, label}`` over ``frames``: the adapter names trick-like boundaries
+ * (``boundary``) and may word them (``markLabels``, by kind; else the kind is the label).
+ */
 export function findMarks(frames, adapter) {
   const marks = [];
   for (let i = 1; i < frames.length; i += 1) marks.push(...marksAt(frames, i, adapter));

@@ -4,6 +4,7 @@
 // in the background; a step whose window has not arrived is shown as soon as it has.
 
 import { describe } from "./adapters/common.js";
+import generic from "./adapters/generic.js";
 import { buildControls, buildHelp, buildPerspective, markScrubber } from "./controls.js";
 import { replayFileName, replayJson, saveFile, standaloneHtml } from "./export.js";
 import { MoveLog, stepDetails, stepText } from "./log.js";
@@ -76,7 +77,7 @@ export class Player {
     try {
       module = await this.options.loadAdapter(game);
     } catch {
-      module = await this.options.loadAdapter("generic");
+      module = { default: generic }; // a game without an adapter of its own
     }
     return { describe, ...module.default };
   }

@@ -1,4 +1,4 @@
-// The beating games (svoi-kozyri, challenge) share a table: hands around, one face-up pile in the
+// The beating games share a table: hands around, one face-up pile in the
 // middle whose top card is the one to beat, and each seat's trump suit by its name.
 
 import { dealRows, drawHands, drawTurn, num, suitList, visibleHands, withKnown } from "./common.js";

@@ -14,7 +14,7 @@ from arena import cards
 from arena.agents import greedy_agent, play_out
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError, deal_rng
-from arena.games.svoi_kozyri import SvoiKozyri, SvoiKozyriState
+from arena.games.svoi_kozyri.game import SvoiKozyri, SvoiKozyriState
 from tests.arena.games.wire import beat, lead, play, second
 
 PACK = set(cards.strs(cards.pack(36)))

@@ -1,8 +1,14 @@
 // Kozyr Boys: a turned-up card names trumps, the two jacks of its colour are the bowers, and
 // tricks score by the card points they hold.
 
-import { cardList, suitList } from "./common.js";
-import { dealSummary, drawTricks, trickBadges, trickBoundary } from "./tricks.js";
+import { cardList, suitList } from "../adapters/common.js";
+import {
+  dealSummary,
+  drawTricks,
+  TRICK_MARKS,
+  trickBadges,
+  trickBoundary,
+} from "../adapters/tricktaking.js";
 
 function badges(view) {
   return (seat) => {
@@ -25,6 +31,7 @@ export default {
     drawTricks(view, ctx, badges(view), rows);
   },
   boundary: trickBoundary,
+  markLabels: TRICK_MARKS,
   dealSummary,
   unmount() {},
 };

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from arena import cards
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError
-from arena.games.svara import (
+from arena.games.svara.game import (
     CALL,
     DECLINE,
     FOLD,
@@ -24,7 +24,7 @@ from arena.games.svara import (
     Svara,
     SvaraState,
 )
-from arena.games.svara_hands import CLASSIC, HandRules, hand_value, points
+from arena.games.svara.hands import CLASSIC, HandRules, hand_value, points
 from tests.arena.games.samples import sample_match
 
 

@@ -1,7 +1,13 @@
 // Svoi Kozyri with tricks: each seat picks a secret trump, revealed when first used (or never).
 
-import { trumpBadge } from "./beating.js";
-import { dealSummary, drawTricks, trickBadges, trickBoundary } from "./tricks.js";
+import { trumpBadge } from "../adapters/beating.js";
+import {
+  dealSummary,
+  drawTricks,
+  TRICK_MARKS,
+  trickBadges,
+  trickBoundary,
+} from "../adapters/tricktaking.js";
 
 function trumpOf(view, seat) {
   return view.trumps?.[seat] ?? view.revealed?.[seat] ?? null;
@@ -26,6 +32,7 @@ export default {
     drawTricks(view, ctx, badges(view), rows);
   },
   boundary: trickBoundary,
+  markLabels: TRICK_MARKS,
   dealSummary,
   unmount() {},
 };

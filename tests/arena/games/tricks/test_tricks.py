@@ -13,7 +13,7 @@ from arena import cards
 from arena.agents import greedy_agent, play_out, random_agent
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError
-from arena.games.tricks import SvoiKozyriTricks, TricksState, deal_points
+from arena.games.tricks.game import SvoiKozyriTricks, TricksState, deal_points
 from tests.arena.games.samples import sample_match
 from tests.arena.games.wire import play_cards as play
 

@@ -1,7 +1,7 @@
 // Challenge: two open hands, a trump and a side suit each; points for going out first.
 
-import { drawBeating, num, trumpBadge } from "./beating.js";
-import { stepType } from "./common.js";
+import { drawBeating, num, trumpBadge } from "../adapters/beating.js";
+import { stepType } from "../adapters/common.js";
 
 function badges(view) {
   return (seat) => {

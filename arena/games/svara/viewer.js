@@ -1,7 +1,7 @@
 // Svara: three cards each, betting in the dark or after looking, a pot in the middle, and hands
 // turned up only at a showdown.
 
-import { dealRows, drawHands, drawTurn, num, visibleHands } from "./common.js";
+import { dealRows, drawHands, drawTurn, num, visibleHands } from "../adapters/common.js";
 import { el } from "../table.js";
 
 const STATUS_CLASS = { folded: "done", out: "done", dark: "secret" };

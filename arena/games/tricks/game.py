@@ -78,6 +78,11 @@ class SvoiKozyriTricks(Game):
 
     spec = SPEC
 
+    @classmethod
+    def length_params(cls, deals: int) -> JSON:
+        """A match is played to a target score, so a length in deals caps it."""
+        return {"max_deals": deals}
+
     def validate(self) -> None:
         if self.params["teams"] and self.players != 4:
             raise ConfigError("svoi-kozyri-tricks with teams is for exactly 4 players")

@@ -12,8 +12,8 @@ from arena import cards
 from arena.agents import greedy_agent, play_out, random_agent
 from arena.games import make_game
 from arena.games.base import TERMINAL, IllegalActionError
-from arena.games.kozyr_boys import KozyrBoys, KozyrBoysState
-from arena.games.kozyr_boys_rules import (
+from arena.games.kozyr_boys.game import KozyrBoys, KozyrBoysState
+from arena.games.kozyr_boys.rules import (
     Trumps,
     deal_points,
     deal_units,

@@ -1,6 +1,6 @@
-// The trick games (svoi-kozyri-tricks, kozyr-boys) share a table: hands around, the trick in the
+// The trick-taking games share a table: hands around, the trick in the
 // middle with each card laid towards the seat that played it, the last trick kept in view until
-// the next card is led.
+// the next card is led. No game is named here: "tricks" is the view key and the plain noun.
 
 import { dealRows, drawHands, drawTurn, num, visibleHands } from "./common.js";
 
@@ -42,7 +42,7 @@ export function drawTricks(view, ctx, badges, rows) {
 
 /** Badges for tricks won and points, present in both trick games. */
 export function trickBadges(view, seat) {
-  const list = [{ text: `${view.tricks_won?.[seat] ?? 0} tricks`, className: "tricks" }];
+  const list = [{ text: `${view.tricks_won?.[seat] ?? 0} tricks`, className: "taken" }];
   list.push({ text: `${num(view.scores?.[seat] ?? 0)} pts`, className: "score" });
   return list;
 }
@@ -54,6 +54,9 @@ export function dealSummary(view, names) {
   const parts = last.points.map((points, seat) => `${names[seat]} ${num(points)}`);
   return `Deal ${last.deal + 1}: ${parts.join(", ")}`;
 }
+
+/** How the trick-taking adapters word their boundary marks (``markLabels``). */
+export const TRICK_MARKS = { trick: "trick won" };
 
 /** A trick ends when a seat's trick count grows. */
 export function trickBoundary(before, view) {

@@ -1,7 +1,7 @@
 // Svoi Kozyri: every seat has its own trump suit; the fool of each deal scores a point.
 
-import { drawBeating, num, trumpBadge } from "./beating.js";
-import { stepType } from "./common.js";
+import { drawBeating, num, trumpBadge } from "../adapters/beating.js";
+import { stepType } from "../adapters/common.js";
 
 function badges(view) {
   return (seat) => {

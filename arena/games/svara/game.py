@@ -6,8 +6,8 @@ pot; a tie for the best ("svara") keeps the pot for a new deal among the tied pl
 pays half the pot to join. Balances are on credit (they may go negative), so there are no all-ins
 and no side pots. A match is ``deals`` deals; seats are ranked by net chips.
 
-Hand values live in ``arena.games.svara_hands``, action codes in ``arena.games.svara_actions``,
-phases, seat statuses and chips in ``arena.games.svara_table``.
+Hand values live in ``arena.games.svara.hands``, action codes in ``arena.games.svara.actions``,
+phases, seat statuses and chips in ``arena.games.svara.table``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 
 from arena import cards
 from arena.cards import Card
-from arena.games import svara_actions
 from arena.games.base import (
     JSON,
     TERMINAL,
@@ -33,7 +32,8 @@ from arena.games.base import (
     deal_rng,
     ranking_from_scores,
 )
-from arena.games.svara_actions import (
+from arena.games.svara import actions as svara_actions
+from arena.games.svara.actions import (
     CALL,
     DARK_BASE,
     DECLINE,
@@ -44,8 +44,8 @@ from arena.games.svara_actions import (
     RAISE_BASE,
     SHOW,
 )
-from arena.games.svara_hands import HAND_SIZE, HandRules, hand_value, parse_jokers, points
-from arena.games.svara_table import ACTIVE, Chips, Phase, Status, SvaraCall
+from arena.games.svara.hands import HAND_SIZE, HandRules, hand_value, parse_jokers, points
+from arena.games.svara.table import ACTIVE, Chips, Phase, Status, SvaraCall
 
 # --- The game -----------------------------------------------------------------------------------
 

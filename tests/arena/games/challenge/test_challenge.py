@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from arena import cards
 from arena.games import make_game
 from arena.games.base import TERMINAL, ConfigError, IllegalActionError, deal_rng
-from arena.games.challenge import Challenge, ChallengeState, mirrored_deal
+from arena.games.challenge.game import Challenge, ChallengeState, mirrored_deal
 from tests.arena.games.wire import beat, lead, play, second
 
 TAKE = {"type": "take"}

@@ -18,6 +18,7 @@ from arena.games.base import (
     JSON,
     TERMINAL,
     Action,
+    ConfigError,
     Game,
     GameSpec,
     IllegalActionError,
@@ -28,7 +29,7 @@ from arena.games.base import (
     ranking_from_scores,
     secret_action,
 )
-from arena.games.kozyr_boys_rules import (
+from arena.games.kozyr_boys.rules import (
     Trumps,
     deal_points,
     deal_units,
@@ -94,6 +95,16 @@ class KozyrBoys(Game):
     """Réunion for three players: three deals, each player dealing once."""
 
     spec = SPEC
+
+    @classmethod
+    def length_params(cls, deals: int) -> JSON:
+        """A match is played in rounds in which each of the three players deals once."""
+        if deals % PLAYERS:
+            raise ConfigError(
+                f"{cls.spec.name} is played in rounds of {PLAYERS} deals: --deals must be "
+                f"{PLAYERS}, {2 * PLAYERS}, ..."
+            )
+        return {"rounds": deals // PLAYERS}
 
     def new_state(self, seed: int) -> KozyrBoysState:
         return KozyrBoysState(self, seed)
