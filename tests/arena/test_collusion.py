@@ -1,0 +1,161 @@
+"""``arena.collusion``: a pair that talks by answer time is flagged; honest pairs are not.
+
+The main test plays real matches between real bot processes: the colluding pair
+``hostile/time-signal-sender`` (author "sam") and ``hostile/time-signal-reader`` ("rita") and
+two honest bots, ``svara-heuristic`` ("hal") and ``svara-random`` ("ray"), at every table of
+three of the four, each seat order once (``MATCHES`` matches of ``DEALS`` deals, fixed seeds).
+The sender answers 50 ms later when its hand is strong; the reader folds when the table took
+over 30 ms since its last turn.
+"""
+
+from __future__ import annotations
+
+import random
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+
+from arena.agents import get_agent
+from arena.bots import load_bot
+from arena.collusion import (
+    ALPHA,
+    Finding,
+    MatchData,
+    analyse,
+    chi_square_survival,
+    holm,
+    mann_whitney_greater,
+    place_scores,
+)
+from arena.games import make_game
+from arena.replay import Replay, agent_rng, record_builtin_match
+from arena.runner import TimeControl, run_match
+from sandbox import get_sandbox
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
+AUTHORS = {
+    "sam": SAMPLES / "hostile" / "time-signal-sender",
+    "rita": SAMPLES / "hostile" / "time-signal-reader",
+    "hal": SAMPLES / "python" / "svara-heuristic",
+    "ray": SAMPLES / "python" / "svara-random",
+}
+DEALS = 30
+ROUNDS = 2
+MATCHES = ROUNDS * 4 * 3
+"""Two rounds of the four tables of three, each in its three seat orders: 24 matches."""
+
+
+@pytest.mark.parametrize(
+    ("x", "df", "p"),
+    [(3.841459, 1, 0.05), (5.991465, 2, 0.05), (7.814728, 3, 0.05), (18.307038, 10, 0.05),
+     (6.634897, 1, 0.01), (30.577914, 15, 0.01), (0.0, 4, 1.0)],
+)  # fmt: skip
+def test_the_chi_square_tail_matches_the_tables(x: float, df: int, p: float) -> None:
+    assert chi_square_survival(x, df) == pytest.approx(p, abs=1e-6)
+
+
+def test_the_chi_square_tail_of_a_huge_statistic_is_zero_not_an_error() -> None:
+    assert chi_square_survival(1e6, 41) == 0.0
+
+
+def test_mann_whitney_sees_a_shift_and_not_its_absence() -> None:
+    _, shifted = mann_whitney_greater([0.6, 0.7, 0.8, 0.9, 1.0, 1.0], [0.0, 0.1, 0.2, 0.5, 0.5])
+    _, same = mann_whitney_greater([0.0, 0.5, 1.0, 0.5, 0.0], [0.0, 0.5, 1.0, 0.5, 0.0])
+    assert shifted < 0.01 < 0.5 <= same
+
+
+def test_holm_adjusts_in_steps_and_flags_below_alpha() -> None:
+    tests = [Finding(p_value=p) for p in (0.001, 0.004, 0.03, 0.5)] + [Finding()]
+    holm(tests, 0.01)
+    assert [t.adjusted for t in tests] == [0.004, 0.012, 0.06, 0.5, None]
+    assert [t.flagged for t in tests] == [True, False, False, False, False]
+
+
+def simulated(signal: bool, matches: int = 30) -> list[MatchData]:
+    """Matches of built-in random agents at 3-seat Svara whose recorded answer times are
+    rewritten: noise, plus (with ``signal``) 40 ms more for seat 0's answers that come just
+    before seat 1 folds."""
+    data = []
+    for seed in range(matches):
+        state = make_game("svara", players=3, params={"deals": 8}).new_state(seed)
+        agents = [get_agent("random")] * 3
+        replay = record_builtin_match(state, agents, ["a", "b", "c"], agent_rng(seed), timed=False)
+        retime(replay, random.Random(seed), signal)
+        authors = ("amy", "bob", "cid")[seed % 3 :] + ("amy", "bob", "cid")[: seed % 3]
+        data.append(MatchData(authors, replay))
+    return data
+
+
+def retime(replay: Replay, rng: random.Random, signal: bool) -> None:
+    steps = replay["steps"]
+    for index, step in enumerate(steps):
+        step["time_ms"] = rng.uniform(0.5, 3.0)
+        nxt = steps[index + 1] if index + 1 < len(steps) else None
+        before_fold = nxt is not None and nxt["seat"] == 1 and nxt["action"]["type"] == "fold"
+        if signal and step["seat"] == 0 and before_fold:
+            step["time_ms"] += 40.0
+
+
+def test_a_simulated_signal_is_flagged_and_its_absence_is_not() -> None:
+    report = analyse(simulated(signal=True))
+    assert report.matches == 30 and report.skipped == 0
+    flagged = [(p.a, p.b) for p in report.flagged]
+    assert flagged, report.to_json()
+    assert not analyse(simulated(signal=False)).flagged
+
+
+def test_a_replay_that_does_not_replay_is_skipped_not_fatal() -> None:
+    data = simulated(signal=False, matches=3)
+    broken = dict(data[0].replay)
+    broken["steps"] = [{"seat": 9, "deal": 0, "action": {"type": "fold"}, "time_ms": 1.0}]
+    report = analyse([*data, MatchData(data[0].authors, broken)])  # type: ignore[arg-type]
+    assert (report.matches, report.skipped) == (3, 1)
+
+
+def test_place_scores_run_from_first_to_last() -> None:
+    replay = simulated(signal=False, matches=1)[0].replay
+    replay["result"]["ranking"] = [2, 1, 3]
+    assert place_scores(replay) == [0.5, 1.0, 0.0]
+
+
+@pytest.fixture(scope="module")
+def played() -> list[MatchData]:
+    """The ``MATCHES`` real matches (the bots in real processes, without a sandbox: all four
+    are this project's own and only play cards)."""
+    bots = {author: load_bot(path) for author, path in AUTHORS.items()}
+    sandbox = get_sandbox("none")
+    data, seed = [], 1000
+    for _ in range(ROUNDS):
+        for table in combinations(sorted(AUTHORS), 3):
+            for turn in range(3):
+                seats = table[turn:] + table[:turn]
+                seed += 1
+                game = make_game("svara", players=3, params={"deals": DEALS})
+                outcome = run_match(
+                    game,
+                    [bots[a] for a in seats],
+                    seed,
+                    sandbox=sandbox,
+                    time_control=TimeControl(move_s=5.0, bank_s=60.0),
+                )
+                assert all(s.status == "ok" for s in outcome.seats), outcome.seats
+                data.append(MatchData(tuple(seats), outcome.replay))  # type: ignore[arg-type]
+    return data
+
+
+def test_the_colluding_pair_is_flagged_and_the_honest_pair_is_not(
+    played: list[MatchData],
+) -> None:
+    report = analyse(played, alpha=ALPHA)
+    assert report.matches == MATCHES
+    pairs = {(p.a, p.b): p for p in report.pairs}
+    colluders = pairs["rita", "sam"]
+    assert colluders.b_to_a.flagged, colluders.to_json()  # sam's times -> rita's choices
+    assert colluders.b_to_a.adjusted is not None and colluders.b_to_a.adjusted < ALPHA / 10
+    assert not pairs["hal", "ray"].flagged, pairs["hal", "ray"].to_json()
+    # Only the reader reads time: nobody's times may seem to steer the others' choices. (Any
+    # seat's delay changes what the reader sees, so an honest seat -> reader test may flag.)
+    for pair in report.pairs:
+        for test, reader in ((pair.a_to_b, pair.b), (pair.b_to_a, pair.a)):
+            assert reader == "rita" or not test.flagged, pair.to_json()
