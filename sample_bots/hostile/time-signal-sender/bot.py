@@ -35,5 +35,6 @@ class Sender(Bot):
                 return {"type": "show"}
         return {"type": "call"}
 
+
 if __name__ == "__main__":
     run(Sender())
