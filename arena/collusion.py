@@ -156,18 +156,18 @@ class PairReport:
         return [self.together, self.a_to_b, self.b_to_a]
 
     def to_json(self) -> dict[str, Any]:
+        results = [
+            {"author": self.a, **self.a_results.to_json()},
+            {"author": self.b, **self.b_results.to_json()},
+        ]
         return {
             "authors": [self.a, self.b],
             "flagged": self.flagged,
-            "together": {
-                self.a: self.a_results.to_json(),
-                self.b: self.b_results.to_json(),
-                **self.together.to_json(),
-            },
-            "timing": {
-                f"{self.a}->{self.b}": self.a_to_b.to_json(),
-                f"{self.b}->{self.a}": self.b_to_a.to_json(),
-            },
+            "together": {**self.together.to_json(), "results": results},
+            "timing": [
+                {"sender": self.a, "reader": self.b, **self.a_to_b.to_json()},
+                {"sender": self.b, "reader": self.a, **self.b_to_a.to_json()},
+            ],
         }
 
 
@@ -190,6 +190,7 @@ class Report:
             "matches": self.matches,
             "skipped_matches": self.skipped,
             "tests": sum(1 for pair in self.pairs for t in pair.tests() if t.p_value is not None),
+            "flagged_pairs": len(self.flagged),
             "pairs": [pair.to_json() for pair in self.pairs],
         }
 

@@ -73,35 +73,36 @@ def test_holm_adjusts_in_steps_and_flags_below_alpha() -> None:
 
 
 def simulated(signal: bool, matches: int = 30) -> list[MatchData]:
-    """Matches of built-in random agents at 3-seat Svara whose recorded answer times are
-    rewritten: noise, plus (with ``signal``) 40 ms more for seat 0's answers that come just
-    before seat 1 folds."""
+    """Matches of built-in random agents at 3-seat Svara between authors amy, bob and cid
+    (seats rotating), whose recorded answer times are rewritten: noise, plus (with ``signal``)
+    40 ms more for amy's answers that come just before bob folds."""
     data = []
     for seed in range(matches):
         state = make_game("svara", players=3, params={"deals": 8}).new_state(seed)
         agents = [get_agent("random")] * 3
         replay = record_builtin_match(state, agents, ["a", "b", "c"], agent_rng(seed), timed=False)
-        retime(replay, random.Random(seed), signal)
         authors = ("amy", "bob", "cid")[seed % 3 :] + ("amy", "bob", "cid")[: seed % 3]
+        retime(replay, random.Random(seed), authors if signal else None)
         data.append(MatchData(authors, replay))
     return data
 
 
-def retime(replay: Replay, rng: random.Random, signal: bool) -> None:
+def retime(replay: Replay, rng: random.Random, authors: tuple[str, ...] | None) -> None:
     steps = replay["steps"]
     for index, step in enumerate(steps):
         step["time_ms"] = rng.uniform(0.5, 3.0)
         nxt = steps[index + 1] if index + 1 < len(steps) else None
-        before_fold = nxt is not None and nxt["seat"] == 1 and nxt["action"]["type"] == "fold"
-        if signal and step["seat"] == 0 and before_fold:
+        if authors is None or nxt is None or authors[step["seat"]] != "amy":
+            continue
+        if authors[nxt["seat"]] == "bob" and nxt["action"]["type"] == "fold":
             step["time_ms"] += 40.0
 
 
 def test_a_simulated_signal_is_flagged_and_its_absence_is_not() -> None:
     report = analyse(simulated(signal=True))
     assert report.matches == 30 and report.skipped == 0
-    flagged = [(p.a, p.b) for p in report.flagged]
-    assert flagged, report.to_json()
+    assert [(p.a, p.b) for p in report.flagged] == [("amy", "bob")], report.to_json()
+    assert report.flagged[0].a_to_b.flagged and not report.flagged[0].b_to_a.flagged
     assert not analyse(simulated(signal=False)).flagged
 
 
