@@ -240,3 +240,14 @@ def test_tournament_with_a_hostile_bot_prints_safely(
     assert_terminal_safe(captured.out)
     assert_terminal_safe(captured.err, progress=terminal == "colour-terminal")
     assert "hostile-escapes" in captured.out
+
+
+def test_repeat_names_the_seats_of_a_hostile_replay_safely(
+    hostile_replay: Path, tmp_path: Path, terminal: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["match", ESCAPES, GREEDY, "--repeat", str(hostile_replay), "--sandbox", "none",
+            "--no-build", "--quiet", "--replay", str(tmp_path / "again.json")]  # fmt: skip
+    assert main(argv) == EXIT_FORFEIT
+    out = capsys.readouterr().out
+    assert_terminal_safe(out)
+    assert "seats were 0: osc52=\\x1b]52;c;aGk=\\x07" in SGR.sub("", out)
