@@ -11,14 +11,15 @@ make its use visible instead. Over a set of finished matches, for every pair of 
   at the other seats' expense, so the pair is suspect only when *both* do better together; the
   pair's p-value is the larger of the two (an intersection-union test).
 * **Timing predicts choices.** For each decision of author B's bot, the last answer of author
-  A's bot at the same table since B's previous decision, in the same deal: was it slower than
-  A's median answer in that match? Against it, the kind of action B chose (``"fold"``,
-  ``"call"``...). Pearson's chi-square test of independence (summed over strata, with their
-  degrees of freedom summed), stratified by what B could do (its legal action
-  kinds) and by what A did (its action's kind), so that B reacting to A's public move, or to
-  the phase of the game, does not count. Each ordered pair (A signals, B reads) is one test;
-  the conditional mutual information between the two (in bits per decision) says how much
-  the timing told.
+  A's bot at the same table since B's previous decision, in the same deal: was it more than
+  ``SIGNAL_MS`` slower or faster than A's usual (median) time at that moment of a deal, or
+  neither? Against it, the kind of action B chose (``"fold"``, ``"call"``...). Pearson's
+  chi-square test of independence, summed over strata of like situations (B's legal action
+  kinds, B's turn in the deal, whether B's own previous answer was slow, A's last action kind)
+  with their degrees of freedom summed, so that B reacting to A's public move, to the phase of
+  the game or to its own slowness does not count. Each ordered pair (A signals, B reads) is one
+  test; the conditional mutual information between the two (in bits per decision) says how
+  much the timing told.
 
 Every test of the report is one family: Holm's step-down correction keeps the chance that any
 honest pair is flagged at or below ``alpha`` (when the tests' laws hold). Tests with too little
