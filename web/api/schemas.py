@@ -327,7 +327,7 @@ class ReplayDocument(Schema):
 
 class CollusionArgs(Schema):
     game = fields.String(validate=validate.Length(1, 64))
-    matches = fields.Integer(load_default=500, validate=validate.Range(1, 5000))
+    matches = fields.Integer(load_default=100, validate=validate.Range(1, 1000))
     alpha = fields.Float(load_default=0.01, validate=validate.Range(1e-9, 0.5))
 
 

@@ -20,9 +20,10 @@ from web.models import Bot, Match, MatchSeat, MatchStatus
 from web.services import sealing
 from web.storage import get_storage
 
-DEFAULT_MATCHES = 500
-MAX_MATCHES = 5000
-"""The report reads every replay it covers: the newest this many finished matches at most."""
+DEFAULT_MATCHES = 100
+MAX_MATCHES = 1000
+"""The report reads and re-plays every replay it covers (a long match, such as a 4-seat Svoi
+Kozyri match of the default length, takes about 80 ms): the newest this many at most."""
 
 
 @dataclass(frozen=True)
