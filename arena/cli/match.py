@@ -311,7 +311,7 @@ def build_all(seats: list[Entrant], console: Console) -> bool:
     for bot in seats:
         if isinstance(bot, BuiltinBot) or not bot.build or bot.path in built:
             continue
-        console.print(f"building {bot.name}: {' '.join(bot.build)}")
+        console.print(f"building {bot.name}: {markup(' '.join(bot.build))}")
         try:
             build_bot(bot)
         except BuildError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -251,3 +252,20 @@ def test_repeat_names_the_seats_of_a_hostile_replay_safely(
     out = capsys.readouterr().out
     assert_terminal_safe(out)
     assert "seats were 0: osc52=\\x1b]52;c;aGk=\\x07" in SGR.sub("", out)
+
+
+def test_a_build_command_is_shown_safely(
+    tmp_path: Path, terminal: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A downloaded bot's ``bot.toml`` is someone else's text too: its build command is shown."""
+    bot = tmp_path / "bot"
+    shutil.copytree(GREEDY, bot)
+    manifest = (bot / "bot.toml").read_text()
+    build = 'build = ["true", "\\u001b]52;c;aGk=\\u0007", "[link=http://127.0.0.1/]x"]\n'
+    (bot / "bot.toml").write_text(manifest + build)
+    argv = ["match", "svoi-kozyri", str(bot), "builtin:greedy", "--deals", "1", "--sandbox",
+            "none", "--quiet", "--replay", str(tmp_path / "m.json")]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert_terminal_safe(out)
+    assert "true \\x1b]52;c;aGk=\\x07 [link=http://127.0.0.1/]x" in SGR.sub("", out)
