@@ -15,9 +15,10 @@ make its use visible instead. Over a set of finished matches, for every pair of 
   ``SIGNAL_MS`` slower or faster than A's usual (median) time at that moment of a deal, or
   neither? Against it, the kind of action B chose (``"fold"``, ``"call"``...). Pearson's
   chi-square test of independence, summed over strata of like situations (B's legal action
-  kinds, B's turn in the deal, whether B's own previous answer was slow, A's last action kind)
-  with their degrees of freedom summed, so that B reacting to A's public move, to the phase of
-  the game or to its own slowness does not count. Each ordered pair (A signals, B reads) is one
+  kinds, B's turn in the deal, whether B's own previous answer was slow, the kinds of every
+  move since B's previous one) with their degrees of freedom summed, so that B reacting to the
+  public moves (A's or another seat's, whose timing A's may echo), to the phase of the game or
+  to its own slowness does not count. Each ordered pair (A signals, B reads) is one
   test; the conditional mutual information between the two (in bits per decision) says how
   much the timing told.
 
@@ -331,9 +332,10 @@ def _tie_sizes(ordered: list[float]) -> list[int]:
 
 # --- timing predicts choices --------------------------------------------------------------------
 
-Stratum = tuple[tuple[str, ...], int, bool, str]
+Stratum = tuple[tuple[str, ...], int, bool, tuple[str, ...]]
 """What the reader could do (its legal action kinds), at which moment of the deal, whether its
-own previous answer in the deal was in its slowest quarter, and what the sender last did."""
+own previous answer in the deal was slow, and the kinds of every move made since its previous
+one (the public events it may react to, the sender's among them)."""
 
 
 def timing_test(sender: str, reader: str, games: list[tuple[MatchData, list[Decision]]]) -> Timing:
@@ -373,16 +375,24 @@ def signals(
         own_usual = _usual_times([d for d in found if d.seat == r_seat])
         last: Decision | None = None
         own: Decision | None = None
+        since: list[str] = []  # the kinds of every move since the reader's last, in order
         for decision in found:
+            if own is not None and decision.deal != own.deal:
+                since = []
             if decision.seat == s_seat:
                 last = decision
-            elif decision.seat == r_seat:
-                level = _level(last, decision, usual)
-                if last is not None and level is not None:
-                    slow_before = _level(own, decision, own_usual) == 1
-                    stratum = (decision.choices, decision.moment, slow_before, last.kind)
-                    yield stratum, level, decision.kind
-                last, own = None, decision
+            if decision.seat != r_seat:
+                since.append(decision.kind)
+                continue
+            level = _level(last, decision, usual)
+            if last is not None and level is not None:
+                slow_before = _level(own, decision, own_usual) == 1
+                yield (
+                    (decision.choices, decision.moment, slow_before, tuple(since)),
+                    level,
+                    decision.kind,
+                )
+            last, own, since = None, decision, []
 
 
 def _usual_times(own: list[Decision]) -> dict[int, float]:

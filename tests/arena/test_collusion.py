@@ -2,8 +2,10 @@
 
 The main test plays real matches between real bot processes: the colluding pair
 ``hostile/time-signal-sender`` (author "sam") and ``hostile/time-signal-reader`` ("rita") and
-two honest bots, ``svara-heuristic`` ("hal") and ``svara-random`` ("ray"), at every table of
-three of the four, each seat order once (``MATCHES`` matches of ``DEALS`` deals, fixed seeds).
+two honest bots, ``svara-heuristic`` ("hal") and ``tests/fixtures/jittery_bot`` ("jay", random
+moves after random pauses of 0-15 ms: times as varied as a signal's), at every table of
+three of the four, each seat order twice (``MATCHES`` matches of ``DEALS`` deals, fixed seeds),
+without a sandbox and under bubblewrap.
 The sender answers 50 ms later when its hand is strong; the reader folds when the table took
 over 30 ms since its last turn.
 """
@@ -19,7 +21,6 @@ import pytest
 from arena.agents import get_agent
 from arena.bots import load_bot
 from arena.collusion import (
-    ALPHA,
     Finding,
     MatchData,
     analyse,
@@ -32,18 +33,22 @@ from arena.games import make_game
 from arena.replay import Replay, agent_rng, record_builtin_match
 from arena.runner import TimeControl, run_match
 from sandbox import get_sandbox
+from tests.sandbox.conftest import backend_or_skip
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
 AUTHORS = {
     "sam": SAMPLES / "hostile" / "time-signal-sender",
     "rita": SAMPLES / "hostile" / "time-signal-reader",
     "hal": SAMPLES / "python" / "svara-heuristic",
-    "ray": SAMPLES / "python" / "svara-random",
+    "jay": Path(__file__).resolve().parents[1] / "fixtures" / "jittery_bot",
 }
-DEALS = 30
+DEALS = 40
 ROUNDS = 2
 MATCHES = ROUNDS * 4 * 3
 """Two rounds of the four tables of three, each in its three seat orders: 24 matches."""
+LEVEL = 1e-3
+"""The report's family-wise level here: stricter than the site's default (0.01), so that
+an honest pair is flagged by bad luck at most once in a thousand runs."""
 
 
 @pytest.mark.parametrize(
@@ -74,8 +79,9 @@ def test_holm_adjusts_in_steps_and_flags_below_alpha() -> None:
 
 def simulated(signal: bool, matches: int = 30) -> list[MatchData]:
     """Matches of built-in random agents at 3-seat Svara between authors amy, bob and cid
-    (seats rotating), whose recorded answer times are rewritten: noise, plus (with ``signal``)
-    40 ms more for amy's answers that come just before bob folds."""
+    (seats rotating), whose recorded answer times are rewritten: noise (now and then a pause of
+    6-60 ms, as a loaded host gives), plus (with ``signal``) 40 ms more for amy's answers that
+    come just before bob folds."""
     data = []
     for seed in range(matches):
         state = make_game("svara", players=3, params={"deals": 8}).new_state(seed)
@@ -90,7 +96,7 @@ def simulated(signal: bool, matches: int = 30) -> list[MatchData]:
 def retime(replay: Replay, rng: random.Random, authors: tuple[str, ...] | None) -> None:
     steps = replay["steps"]
     for index, step in enumerate(steps):
-        step["time_ms"] = rng.uniform(0.5, 3.0)
+        step["time_ms"] = rng.uniform(0.5, 3.0) + (rng.uniform(6, 60) if rng.random() < 0.2 else 0)
         nxt = steps[index + 1] if index + 1 < len(steps) else None
         if authors is None or nxt is None or authors[step["seat"]] != "amy":
             continue
@@ -103,7 +109,9 @@ def test_a_simulated_signal_is_flagged_and_its_absence_is_not() -> None:
     assert report.matches == 30 and report.skipped == 0
     assert [(p.a, p.b) for p in report.flagged] == [("amy", "bob")], report.to_json()
     assert report.flagged[0].a_to_b.flagged and not report.flagged[0].b_to_a.flagged
-    assert not analyse(simulated(signal=False)).flagged
+    quiet = analyse(simulated(signal=False))
+    assert not quiet.flagged, quiet.to_json()
+    assert all(p.a_to_b.p_value is not None for p in quiet.pairs), "the noise is tested"
 
 
 def test_a_replay_that_does_not_replay_is_skipped_not_fatal() -> None:
@@ -120,12 +128,13 @@ def test_place_scores_run_from_first_to_last() -> None:
     assert place_scores(replay) == [0.5, 1.0, 0.0]
 
 
-@pytest.fixture(scope="module")
-def played() -> list[MatchData]:
-    """The ``MATCHES`` real matches (the bots in real processes, without a sandbox: all four
-    are this project's own and only play cards)."""
+@pytest.fixture(scope="module", params=["none", "bwrap"])
+def played(request: pytest.FixtureRequest) -> list[MatchData]:
+    """The ``MATCHES`` real matches, the bots in real processes: without a sandbox (all four
+    are this project's own and only play cards), and under bubblewrap, where every bot not to
+    move is frozen (its clock still runs: that is the channel)."""
     bots = {author: load_bot(path) for author, path in AUTHORS.items()}
-    sandbox = get_sandbox("none")
+    sandbox = get_sandbox("none") if request.param == "none" else backend_or_skip("bwrap")
     data, seed = [], 1000
     for _ in range(ROUNDS):
         for table in combinations(sorted(AUTHORS), 3):
@@ -148,13 +157,15 @@ def played() -> list[MatchData]:
 def test_the_colluding_pair_is_flagged_and_the_honest_pair_is_not(
     played: list[MatchData],
 ) -> None:
-    report = analyse(played, alpha=ALPHA)
+    report = analyse(played, alpha=LEVEL)
     assert report.matches == MATCHES
     pairs = {(p.a, p.b): p for p in report.pairs}
     colluders = pairs["rita", "sam"]
     assert colluders.b_to_a.flagged, colluders.to_json()  # sam's times -> rita's choices
-    assert colluders.b_to_a.adjusted is not None and colluders.b_to_a.adjusted < ALPHA / 10
-    assert not pairs["hal", "ray"].flagged, pairs["hal", "ray"].to_json()
+    assert colluders.b_to_a.adjusted is not None and colluders.b_to_a.adjusted < LEVEL / 100
+    honest = pairs["hal", "jay"]
+    assert not honest.flagged, honest.to_json()
+    assert honest.b_to_a.p_value is not None, "the jittery bot's times are tested, not skipped"
     # Only the reader reads time: nobody's times may seem to steer the others' choices. (Any
     # seat's delay changes what the reader sees, so an honest seat -> reader test may flag.)
     for pair in report.pairs:
