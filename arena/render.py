@@ -309,7 +309,7 @@ def render_result(result: JSON, names: Sequence[str] | None = None) -> Table:
     ranking, scores = result.get("ranking", []), result.get("scores", [])
     for seat in sorted(range(len(ranking)), key=lambda s: (ranking[s], s)):
         score = scores[seat] if seat < len(scores) else None
-        table.add_row(str(ranking[seat]), seat_label(seat, names), value_text(score))
+        table.add_row(Text(str(ranking[seat])), Text(seat_label(seat, names)), value_text(score))
     return table
 
 

@@ -9,6 +9,7 @@ import click
 from flask import Flask
 from sqlalchemy import select
 
+from arena.termtext import clean
 from web.extensions import db
 from web.models import Ladder, User
 
@@ -68,7 +69,7 @@ def bot_register(folder: Path, owner: str, trusted: bool) -> None:
     version = register_folder(_user(owner), folder, trusted=trusted)
     click.echo(
         f"bot {version.bot.name} version {version.number} (id {version.id}): {version.status}"
-        + (f": {version.error}" if version.error else "")
+        + (f": {clean(version.error)}" if version.error else "")
     )
 
 
@@ -299,7 +300,7 @@ def _await_active(owner_id: int, name: str, deadline: float) -> int:
             return active_id
         if version is None or version.status == VersionStatus.REJECTED:
             detail = version.error if version is not None else "not registered"
-            raise click.ClickException(f"{name} cannot play: {detail}")
+            raise click.ClickException(f"{name} cannot play: {clean(detail)}")
         if time.monotonic() > deadline:
             raise click.ClickException(f"{name} is still {version.status}: is a worker running?")
         time.sleep(1)

@@ -10,6 +10,7 @@ from typing import Any
 
 from arena.cli.remote import ServerError, request, server_url, token_of
 from arena.replay import ReplayError, loads_replay, verify, write_replay
+from arena.termtext import clean
 
 
 def register(subparsers: Any) -> None:
@@ -33,9 +34,9 @@ def _why_partial(data: bytes) -> str:
     except ValueError:
         return "not a replay"
     if isinstance(doc, dict) and doc.get("sealed"):
-        return f"sealed: {doc['sealed']}"
+        return f"sealed: {clean(doc['sealed'])}"
     if isinstance(doc, dict) and doc.get("live"):
-        return f"the match is still {doc.get('status', 'being played')}"
+        return f"the match is still {clean(doc.get('status', 'being played'))}"
     return "is it still running?"
 
 
@@ -45,18 +46,20 @@ def run(args: argparse.Namespace) -> int:
         data = request(server, f"/matches/{args.match_id}/replay", token=token_of(args.token))
         replay = loads_replay(data)
     except ServerError as exc:
-        print(f"arena fetch: {exc}", file=sys.stderr)
+        print(f"arena fetch: {clean(exc)}", file=sys.stderr)
         return 1
     except ReplayError as exc:
-        print(f"arena fetch: match {args.match_id}: {exc} ({_why_partial(data)})", file=sys.stderr)
+        why = _why_partial(data)
+        print(f"arena fetch: match {args.match_id}: {clean(exc)} ({why})", file=sys.stderr)
         return 1
     out = args.out or Path(f"match-{args.match_id}.json")
     write_replay(out, replay, indent=True)
-    print(f"match {args.match_id}: {len(replay['steps'])} steps, seed {replay['seed']} -> {out}")
+    steps, seed = len(replay["steps"]), clean(replay["seed"])
+    print(f"match {args.match_id}: {steps} steps, seed {seed} -> {clean(out)}")
     if not args.verify:
         return 0
     problems = verify(replay)
     for problem in problems:
-        print(f"  {problem}")
-    print(f"{out}: {'FAILED' if problems else 'OK (same seed, same result)'}")
+        print(f"  {clean(problem)}")
+    print(f"{clean(out)}: {'FAILED' if problems else 'OK (same seed, same result)'}")
     return 1 if problems else 0

@@ -36,6 +36,8 @@ from arena.runner import (
     TimeControl,
     run_match,
 )
+from arena.termtext import clean, markup
+from arena.termtext import console as safe_console
 from sandbox import BACKENDS, Sandbox, SandboxError, default_sandbox_name, get_sandbox
 
 BUILTIN_PREFIX = "builtin:"
@@ -119,7 +121,7 @@ def exit_code(outcome: MatchOutcome) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = safe_console()
     try:
         repeated = apply_repeat(args) if args.repeat else None
         entrants = [load_entrant(spec) for spec in args.bots]
@@ -131,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         print_error(console, exc)
         return EXIT_REFUSED
     if repeated is not None:
-        console.print(f"repeating {args.repeat}: seats were {', '.join(repeated)}")
+        console.print(f"repeating {markup(args.repeat)}: seats were {markup(', '.join(repeated))}")
     seats = [entrants[i % len(entrants)] for i in range(game.players)]
     for bot in seats:
         if not isinstance(bot, BuiltinBot) and not bot.plays(game.name):
@@ -251,7 +253,7 @@ def failure_report(seat: int, report: SeatReport, log: Path | None, hint: str | 
     status = report.status.value
     lines = [headline(report)]
     if report.message and not _cause_first(report):
-        lines.append(f"referee: {escape(report.message)}")
+        lines.append(f"referee: {markup(report.message)}")
     elif report.message and status in FAILURE_HELP:
         lines.append(f"({status}: {FAILURE_HELP[status]})")
     if hint:
@@ -259,11 +261,11 @@ def failure_report(seat: int, report: SeatReport, log: Path | None, hint: str | 
     if status in ("crash", "init_failure") or (status != "ok" and report.stderr):
         tail = report.stderr.rstrip().splitlines()[-CRASH_TAIL_LINES:]
         lines.append("stderr (last lines):" if tail else "stderr: (empty)")
-        lines.extend(f"  {escape(line)}" for line in tail)
+        lines.extend(f"  {markup(line)}" for line in tail)
     if log is not None:
         lines.append(f"whole stderr: {log}")
     style = "red" if report.forfeited else "yellow"
-    return Panel("\n".join(lines), title=f"seat {seat}: {report.name}", border_style=style)
+    return Panel("\n".join(lines), title=f"seat {seat}: {markup(report.name)}", border_style=style)
 
 
 def _cause_first(report: SeatReport) -> bool:
@@ -276,7 +278,7 @@ def headline(report: SeatReport) -> str:
     status = report.status.value
     first = f"[bold]{status}[/]" + (" (forfeit)" if report.forfeited else "")
     if _cause_first(report):
-        return f"{first}: {escape(report.message or '')}"
+        return f"{first}: {markup(report.message or '')}"
     return f"{first}: {FAILURE_HELP[status]}" if status in FAILURE_HELP else first
 
 
@@ -309,7 +311,7 @@ def build_all(seats: list[Entrant], console: Console) -> bool:
     for bot in seats:
         if isinstance(bot, BuiltinBot) or not bot.build or bot.path in built:
             continue
-        console.print(f"building {bot.name}: {' '.join(bot.build)}")
+        console.print(f"building {bot.name}: {markup(' '.join(bot.build))}")
         try:
             build_bot(bot)
         except BuildError as exc:
@@ -395,7 +397,7 @@ class Play:
     def run(self, console: Console, quiet: bool, verbose: bool) -> MatchOutcome:
         """Play the match with a live progress line, or printing each decision."""
         if verbose:
-            return self._match(DecisionPrinter(console, [b.name for b in self.seats]))
+            return self._match(DecisionPrinter(console, [clean(b.name) for b in self.seats]))
         with Progress(*PROGRESS_COLUMNS, console=console, disable=quiet, transient=True) as bar:
             return self._match(ProgressLine(bar, int(self.game.params.get("deals", 1))))
 
@@ -449,7 +451,7 @@ class DecisionPrinter:
         if step["status"] != "ok":
             line.append(f"  {step['status']}", style="red")
         if step["debug"]:
-            line.append(f"  # {step['debug']}", style="italic")
+            line.append(f"  # {clean(step['debug'])}", style="italic")
         self.console.print(line)
 
 
@@ -466,7 +468,7 @@ def result_table(outcome: MatchOutcome) -> Table:
         table.add_row(
             str(outcome.result.ranking[i]),
             str(i),
-            report.name + (f"\n({report.self_name})" if report.self_name else ""),
+            markup(report.name) + (f"\n({markup(report.self_name)})" if report.self_name else ""),
             f"{outcome.result.scores[i]:g}",
             f"[{style}]{status}[/]",
             str(report.strikes),

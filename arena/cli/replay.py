@@ -12,6 +12,9 @@ from arena.cli.errors import print_error
 from arena.games.base import JSON
 from arena.render import action_text, event_text, render_result, render_table, seat_label
 from arena.replay import Replay, ReplayError, read_replay, states
+from arena.termtext import clean
+from arena.termtext import console as safe_console
+from arena.termtext import text as safe_text
 
 HELP = "Enter/n next · p previous · NUMBER jump to step · q quit"
 
@@ -40,7 +43,7 @@ class Viewer:
 
     def __init__(self, console: Console, replay: Replay, seat: int | None) -> None:
         self.console, self.replay, self.seat = console, replay, seat
-        self.names = [s["name"] for s in replay["seats"]]
+        self.names = [clean(s["name"]) for s in replay["seats"]]
         self.views = collect_views(replay, seat)
 
     @property
@@ -61,7 +64,7 @@ class Viewer:
         own = self.seat is None or self.seat == step["seat"]
         line = Text(f"{seat_label(step['seat'], self.names)}: ")
         line.append(action_text(step["action"]) if own else self.public_events(index, step["seat"]))
-        status = step.get("status", "ok")
+        status = clean(step.get("status", "ok"))
         if own:
             timing = f"{step['time_ms']:.1f} ms" if step.get("time_ms") is not None else "untimed"
             line.append(f"  ({timing}, {status})", style="dim" if status == "ok" else "red")
@@ -69,7 +72,8 @@ class Viewer:
         if own:
             for key in ("debug", "stderr"):
                 if step.get(key):
-                    self.console.print(Text(f"{key}: ", style="dim").append(str(step[key])))
+                    shown = safe_text(step[key], lines=key == "stderr")
+                    self.console.print(Text(f"{key}: ", style="dim").append(shown))
 
     def public_events(self, index: int, actor: int) -> Text:
         """What another seat's decision showed: the history events it added (its action itself
@@ -115,7 +119,7 @@ def interact(viewer: Viewer, index: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console(highlight=False)
+    console = safe_console(highlight=False)
     try:
         replay = read_replay(args.file)
         players = replay["game"].get("players", len(replay["seats"]))

@@ -15,6 +15,7 @@ from typing import Any
 
 from arena.bots import ManifestError, load_bot
 from arena.cli.remote import ServerError, get_json, multipart, request, server_url, token_of
+from arena.termtext import clean, echo
 
 SETTLED = frozenset({"active", "rejected", "retired"})
 DEFAULT_WAIT_S = 300.0
@@ -90,7 +91,8 @@ def wait_for(server: str, token: str, version: dict[str, Any], seconds: float) -
             if not exc.transient:
                 raise
             trouble = min(trouble * 2, 30.0)
-            print(f"server trouble ({exc}); still {version['status']}, retrying in {trouble:g} s")
+            status = clean(version["status"])
+            print(f"server trouble ({clean(exc)}); still {status}, retrying in {trouble:g} s")
             delay = trouble
             continue
         if fresh["status"] != version["status"]:
@@ -101,7 +103,7 @@ def wait_for(server: str, token: str, version: dict[str, Any], seconds: float) -
 
 def say_status(version: dict[str, Any]) -> None:
     status = version["status"]
-    print(f"{time.strftime('%H:%M:%S')} {STAGES.get(status, status)}", flush=True)
+    print(f"{time.strftime('%H:%M:%S')} {STAGES.get(status) or clean(status)}", flush=True)
 
 
 def wait_and_folder(args: argparse.Namespace) -> tuple[float, Path]:
@@ -136,29 +138,30 @@ def run(args: argparse.Namespace) -> int:
     try:
         manifest = load_bot(args.bot_dir)
     except ManifestError as exc:
-        print(f"arena submit: {exc}", file=sys.stderr)
+        print(f"arena submit: {clean(exc)}", file=sys.stderr)
         return 2
     server = server_url(args.server)
     try:
         version = upload(server, token, manifest.name, pack(args.bot_dir))
-        print(f"uploaded {manifest.name} version {version['number']} (id {version['id']})")
+        number, key = clean(version["number"]), clean(version["id"])
+        print(f"uploaded {manifest.name} version {number} (id {key})")
         if args.wait > 0 and version["status"] not in SETTLED:
             version = wait_for(server, token, version, args.wait)
     except ServerError as exc:
-        print(f"arena submit: {exc}", file=sys.stderr)
+        print(f"arena submit: {clean(exc)}", file=sys.stderr)
         return 1
     return report(version)
 
 
 def report(version: dict[str, Any]) -> int:
     """Print where the version stands; 0 if active or still on its way, 1 if rejected."""
-    status = version["status"]
+    status = clean(version["status"])
     print(f"status: {status}")
     if status == "rejected":
-        print(f"reason: {version.get('error')}")
+        print(f"reason: {clean(version.get('error'))}")
         for key in ("build_log", "validation_log"):
             if version.get(key):
-                print(f"--- {key.replace('_', ' ')}\n{version[key].rstrip()}")
+                echo(f"--- {key.replace('_', ' ')}\n{str(version[key]).rstrip()}")
         return 1
     if status not in SETTLED:
         print(

@@ -20,6 +20,8 @@ from arena.cli.tables import fitted, uncut
 from arena.games import game_class
 from arena.games.base import GameError
 from arena.runner import SeatStatus
+from arena.termtext import console as safe_console
+from arena.termtext import markup
 from arena.tournament import (
     FORMATS,
     MatchRecord,
@@ -77,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
+    err = safe_console(stderr=True)
     out = args.out
     try:
         spec = _spec(args)
@@ -93,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     out.mkdir(parents=True, exist_ok=True)
     rows = _play(tournament, err)
-    console = Console()
+    console = safe_console()
     if not console.is_terminal and "COLUMNS" not in os.environ:  # a pipe or a file: no width
-        console = Console(width=160)
+        console = safe_console(width=160)
     table = standings_table(rows, tournament.players)
     console.print(fitted(console, table, "mu", "sigma", "avg", "played"))
     summary = tournament.write_summary()
@@ -220,7 +222,7 @@ def standings_table(rows: list[Standing], players: int) -> Table:
         errors = ", ".join(f"{s} {row.errors[s]}" for s in ERROR_COLUMNS if row.errors.get(s))
         table.add_row(
             str(rank),
-            row.name,
+            markup(row.name),
             f"{row.score:.2f}",
             f"{row.rating.mu:.2f}",
             f"{row.rating.sigma:.2f}",

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.replay import ReplayError, read_replay, verify
+from arena.termtext import clean
 
 
 def register(subparsers: Any) -> None:
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             failed += 1
             print(f"{path}: FAILED")
             for problem in problems:
-                print(f"  {problem}")
+                print(f"  {clean(problem)}")
         else:
             print(f"{path}: OK")
     return 1 if failed else 0

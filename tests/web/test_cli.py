@@ -95,3 +95,28 @@ def test_tournament_runs_on_the_server(pg_app: Flask) -> None:
     assert str(tournament.status) == "finished"
     assert sum(row["matches"] for row in table) == 8
     assert sum(row["points"] for row in table) == pytest.approx(4.0)
+
+
+def test_a_rejection_reason_reaches_the_terminal_without_its_escapes(pg_app: Flask) -> None:
+    """A version's error can quote the bot (its output, its build log): the admin commands
+    show its control characters as escapes."""
+    import time
+
+    import click
+
+    from web.cli import _await_active
+    from web.models import Bot, VersionStatus
+
+    owner = users.create_user("dora")
+    bot = Bot(owner_id=owner.id, name="loud")
+    db.session.add(bot)
+    db.session.flush()
+    version = BotVersion(bot_id=bot.id, number=1, sha256="0" * 64, status=VersionStatus.REJECTED)
+    version.error = "bad answer \x1b]52;c;aGk=\x07 \x9b2J \u202e"
+    db.session.add(version)
+    db.session.commit()
+    with pytest.raises(click.ClickException) as info:
+        _await_active(owner.id, "loud", time.monotonic() + 60)
+    message = info.value.message
+    assert "\\x1b]52;c;aGk=\\x07 \\x9b2J \\u202e" in message
+    assert not any(c in message for c in "\x1b\x07\x9b\u202e")

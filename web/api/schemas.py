@@ -320,3 +320,56 @@ class ReplayDocument(Schema):
         allow_none=True,
         metadata={"description": "why the match is sealed (served to its seats' owners only)"},
     )
+
+
+# --- the collusion report (administrators only) -------------------------------------------------
+
+
+class CollusionArgs(Schema):
+    game = fields.String(validate=validate.Length(1, 64))
+    matches = fields.Integer(load_default=100, validate=validate.Range(1, 1000))
+    alpha = fields.Float(load_default=0.01, validate=validate.Range(1e-9, 0.5))
+
+
+class CollusionTest(Schema):
+    statistic = fields.Float(allow_none=True, required=True)
+    p_value = fields.Float(allow_none=True, required=True)
+    adjusted_p_value = fields.Float(allow_none=True, required=True)
+    flagged = fields.Boolean(required=True)
+
+
+class CollusionResult(CollusionTest):
+    author = fields.String(required=True)
+    matches_together = fields.Integer(required=True)
+    matches_apart = fields.Integer(required=True)
+    mean_place_score_together = fields.Float(allow_none=True, required=True)
+    mean_place_score_apart = fields.Float(allow_none=True, required=True)
+
+
+class CollusionTogether(CollusionTest):
+    results = fields.Nested(CollusionResult, many=True, required=True)
+
+
+class CollusionTiming(CollusionTest):
+    sender = fields.String(required=True)
+    reader = fields.String(required=True)
+    observations = fields.Integer(required=True)
+    degrees_of_freedom = fields.Integer(required=True)
+    mutual_information_bits = fields.Float(allow_none=True, required=True)
+
+
+class CollusionPair(Schema):
+    authors = fields.List(fields.String(), required=True)
+    flagged = fields.Boolean(required=True)
+    together = fields.Nested(CollusionTogether, required=True)
+    timing = fields.Nested(CollusionTiming, many=True, required=True)
+
+
+class CollusionReport(Schema):
+    alpha = fields.Float(required=True)
+    matches = fields.Integer(required=True)
+    skipped_matches = fields.Integer(required=True)
+    unreadable_matches = fields.Integer(required=True)
+    tests = fields.Integer(required=True)
+    flagged_pairs = fields.Integer(required=True)
+    pairs = fields.Nested(CollusionPair, many=True, required=True)

@@ -1,16 +1,21 @@
-"""Administrators' actions: pause a bot, queue a match again, start a tournament."""
+"""Administrators' actions and reports: pause a bot, queue a match again, start a tournament,
+read the collusion report."""
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
+from marshmallow import ValidationError
 from sqlalchemy import select
 
+from arena.games import names as game_names
 from web.api import queries
+from web.api.schemas import CollusionArgs
 from web.auth import admin_required
 from web.extensions import db
 from web.forms import ActionForm, TournamentForm
 from web.models import Bot, BotStatus, Match, MatchStatus
+from web.services import collusion as collusion_service
 from web.services import ladders as ladder_service
 from web.services import matches as match_service
 from web.services import tournaments as tournament_service
@@ -92,3 +97,22 @@ def start_tournament() -> ResponseReturnValue:
         flash(str(exc), "error")
         return redirect(url_for("admin.index"))
     return redirect(url_for("tournaments.tournament", tournament_id=made.id))
+
+
+@bp.route("/collusion")
+@admin_required
+def collusion() -> ResponseReturnValue:
+    """Every pair of authors: together against apart, and timing against choices."""
+    try:
+        args = CollusionArgs().load(request.args)
+    except ValidationError as exc:
+        abort(400, description=f"bad query: {exc.messages}")
+    scope = collusion_service.Scope(args.get("game"), args["matches"], args["alpha"])
+    report, unreadable = collusion_service.report(scope)
+    return render_template(
+        "admin_collusion.html",
+        report=report,
+        unreadable=unreadable,
+        scope=scope,
+        games=game_names(),
+    )

@@ -13,7 +13,7 @@ from tests.web.site.conftest import LiveServer, World, login
 
 ROLES = ("anonymous", "owner", "other", "admin")
 LOGIN_ONLY = {"/upload", "/account"}
-ADMIN_ONLY = {"/admin"}
+ADMIN_ONLY = {"/admin", "/admin/collusion"}
 
 
 def page_urls(world: World, tournament_id: int) -> list[str]:
@@ -39,6 +39,7 @@ def page_urls(world: World, tournament_id: int) -> list[str]:
         "/upload",
         "/account",
         "/admin",
+        "/admin/collusion",
     ]
 
 

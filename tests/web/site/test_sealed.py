@@ -346,6 +346,7 @@ SEED_READERS = {
 REPLAY_READERS = {
     "web/api/replays.py",  # serves replays through the check
     "web/api/present.py",  # the replay's address only
+    "web/services/collusion.py",  # finished matches only, after the check (the admins' report)
     "web/services/play.py",  # the worker writes it
     "web/views/matches.py",  # whether the page hosts the viewer (after the check)
     "web/models.py",
