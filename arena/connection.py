@@ -32,6 +32,10 @@ MAX_QUEUED_LINES = 64
 MAX_UNREAD_BYTES = 1 << 20
 """Bytes the referee queues for a bot that is not reading its stdin; beyond that it is stalled."""
 
+FROZEN_POLL_FIRST_S = 20e-6
+FROZEN_POLL_MAX_S = 1e-3
+"""How often ``wait_frozen`` looks again: first after 20 µs, backing off to 1 ms."""
+
 _READ_CHUNK = 1 << 16
 _STDOUT_CHUNK = 1 << 12
 """Answers are short: a small read buffer is cheaper to allocate, and long lines still arrive."""
@@ -145,6 +149,24 @@ class Connection:
         """Let the bot run again, just before its next request is written."""
         if not self.detached:
             self.process.thaw()
+
+    def wait_frozen(self, deadline: float) -> bool:
+        """Wait until every process of the frozen bot has really stopped; False at ``deadline``.
+
+        A freeze takes effect as each task leaves the kernel: one inside a long system call
+        keeps its core meanwhile. The checks back off from a few microseconds (the usual wait:
+        the bot's tasks only have to be scheduled once) to a millisecond.
+        """
+        if self.detached:
+            return True
+        pause = FROZEN_POLL_FIRST_S
+        while not self.process.is_frozen():
+            now = time.perf_counter()
+            if now >= deadline:
+                return False
+            time.sleep(min(pause, deadline - now))
+            pause = min(2 * pause, FROZEN_POLL_MAX_S)
+        return True
 
     # --- writing ------------------------------------------------------------------------------
 

@@ -11,7 +11,10 @@ turns are played with the default action, and it is ranked last.
 
 Freezing rule: a bot's processes are frozen (``BotProcess.freeze``) from the moment its ``ready``
 or its answer arrives until just before its next request is written, so no bot runs on another
-one's time; all are thawed at the match's end to read ``shutdown``.
+one's time; all are thawed at the match's end to read ``shutdown``. A move ends only when the
+bot has really stopped: the time until then is on its clock, and a bot still running
+``FREEZE_WAIT_S`` after its answer (a long system call begun just before it) gets a strike, its
+move played by default, as for a timeout.
 
 ``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 import enum
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -56,6 +59,11 @@ SHUTDOWN_GRACE_S = 0.5
 """How long bots get to exit on their own after ``shutdown`` before they are killed."""
 CRASH_GRACE_S = 0.2
 """How long a crashed bot's stderr is still collected (its crash dump)."""
+FREEZE_WAIT_S = 0.5
+"""How long after its answer a bot may take to stop (its processes to be really frozen)."""
+WAIT_FOR_FREEZE = True
+"""False only in tests, to show what the wait closes: the next seat then moves while the last
+one may still run on the match's core."""
 
 
 class SeatStatus(enum.StrEnum):
@@ -192,11 +200,12 @@ class Referee:
 
     # --- start and stop -----------------------------------------------------------------------
 
-    def start(self, cpu: int | None, slot_base: int) -> None:
-        """Start every bot process, send ``hello`` and collect each ``ready``."""
+    def start(self, cores: Sequence[int | None], slot_base: int) -> None:
+        """Start every bot process (seat ``i`` on ``cores[i]``), send ``hello`` and collect
+        each ``ready``."""
         for seat in self.seats:
             if isinstance(seat.entrant, BotManifest):
-                self._spawn(seat, seat.entrant, cpu, slot_base)
+                self._spawn(seat, seat.entrant, cores[seat.index], slot_base)
         deadline = None if not self.tc.timeouts else time.perf_counter() + self.tc.init_s
         for seat in self.seats:
             if seat.live:
@@ -228,6 +237,8 @@ class Referee:
         assert seat.conn is not None
         event = seat.conn.read_line(deadline, self._others(seat))
         seat.conn.freeze()  # ready (or not): nothing to do until its first request
+        if WAIT_FOR_FREEZE:  # every bot ran at once so far: no strike, but none runs on
+            seat.conn.wait_frozen(time.perf_counter() + FREEZE_WAIT_S)
         if event is not ReadEvent.LINE:
             self._forfeit(seat, SeatStatus.INIT_FAILURE, f"no ready after hello ({event})")
             return
@@ -325,9 +336,15 @@ class Referee:
         started = time.perf_counter()  # the bot's clock starts once its request is ready
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
         reply, status, message = self._exchange(seat, request, deadline)
-        elapsed = time.perf_counter() - started
         seat.conn.freeze()  # not its turn any more (answer, timeout or failure alike)
+        stopped = self._await_frozen(seat)
+        elapsed = time.perf_counter() - started
         self._charge(seat, elapsed)
+        if reply is not None and not stopped:
+            reply, status = None, SeatStatus.TIMEOUT
+            message = f"still running {FREEZE_WAIT_S:g} s after its answer (did not stop)"
+        elif reply is not None and deadline is not None and time.perf_counter() > deadline:
+            reply, status, message = None, SeatStatus.TIMEOUT, "out of time before it stopped"
         action: Action | None = None
         if reply is not None:
             action, status, message = _resolve(state, reply, legal)
@@ -341,6 +358,15 @@ class Referee:
         wire = state.action_to_json(action)
         step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
         return action, step
+
+    def _await_frozen(self, seat: Seat) -> bool:
+        """Wait until ``seat``'s bot has really stopped, so that nothing of it runs on the next
+        seat's time; False if it still runs ``FREEZE_WAIT_S`` later (counted only when time
+        limits are on)."""
+        if not WAIT_FOR_FREEZE or seat.conn is None:
+            return True
+        stopped = seat.conn.wait_frozen(time.perf_counter() + FREEZE_WAIT_S)
+        return stopped or not self.tc.timeouts
 
     def _charge(self, seat: Seat, elapsed: float) -> None:
         seat.think_s += elapsed
