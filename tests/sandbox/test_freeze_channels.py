@@ -41,7 +41,7 @@ from arena.bots import load_bot
 from arena.connection import Connection
 from arena.games import make_game
 from arena.runner import TimeControl, run_match
-from sandbox.base import Sandbox
+from sandbox.base import PENDING_SIGNALS, Limits, Sandbox
 from tests.sandbox.conftest import HOSTILE, backend_or_skip
 from tests.sandbox.driver import fresh_slot, survivors
 
@@ -225,3 +225,53 @@ def test_timers_of_a_frozen_bot_tell_nothing_on_a_core_of_their_own(backend: str
 def test_on_a_shared_core_timers_carry_the_bits(backend: str) -> None:
     sandbox = backend_or_skip(backend)
     assert_open(play(sandbox, "timers", own_cores=False))
+
+
+# --- the bounds on what a bot leaves running --------------------------------------------------
+
+LIMITS_PROBE = """
+import ctypes, os, resource, sys
+libc = ctypes.CDLL(None, use_errno=True)
+timers = 0
+for _ in range(1000):
+    event = (ctypes.c_byte * 64)()
+    event[8] = 37  # SIGRTMIN + 3, SIGEV_SIGNAL (never armed: it would end the probe)
+    timer = ctypes.c_void_p()
+    if libc.timer_create(1, event, ctypes.byref(timer)):
+        break
+    timers += 1
+try:
+    with open("/dev/shm/x", "wb") as f:
+        f.write(b"x" * 4096)
+    shm = "writable"
+except OSError:
+    shm = "refused"
+allowed = sorted(os.sched_getaffinity(0))
+try:
+    os.sched_setaffinity(0, {0, 1})
+except OSError:
+    pass
+print(timers, shm, allowed, sorted(os.sched_getaffinity(0)), flush=True)
+"""
+
+
+def probe_limits(sandbox: Sandbox, folder: Path, core: int) -> list[str]:
+    (folder / "probe.py").write_text(LIMITS_PROBE)
+    (folder / "probe.py").chmod(0o644)
+    process = sandbox.spawn(folder, ["python3", "probe.py"], Limits(), slot=fresh_slot(), cpu=core)
+    try:
+        assert process.wait(120) is not None
+        return os.read(process.stdout_fd, 4096).decode().strip().split(maxsplit=2)
+    finally:
+        process.close()
+
+
+def test_timers_are_bounded_and_each_bot_keeps_to_its_core(
+    any_sandbox: Sandbox, open_dir: Path
+) -> None:
+    two_cores()
+    core = sorted(os.sched_getaffinity(0))[-1]
+    timers, shm, cores = probe_limits(any_sandbox, open_dir, core)
+    assert int(timers) == PENDING_SIGNALS  # each POSIX timer holds one pending signal
+    assert shm == "refused"  # Docker's /dev/shm would be 64 MiB beside tmp_mb
+    assert cores == f"[{core}] [{core}]"  # a cpuset: the bot cannot move itself elsewhere
