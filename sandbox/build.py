@@ -23,8 +23,7 @@ import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Iterator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
