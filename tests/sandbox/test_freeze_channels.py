@@ -40,7 +40,7 @@ import arena.referee
 from arena.bots import load_bot
 from arena.connection import Connection
 from arena.games import make_game
-from arena.runner import TimeControl, run_match
+from arena.runner import MatchOutcome, TimeControl, run_match
 from sandbox.base import PENDING_SIGNALS, Limits, Sandbox
 from tests.sandbox.conftest import HOSTILE, backend_or_skip
 from tests.sandbox.driver import fresh_slot, survivors
@@ -126,18 +126,20 @@ def thaws(monkeypatch: pytest.MonkeyPatch) -> Thaws:
     return seen
 
 
-def play(sandbox: Sandbox, technique: str, *, own_cores: bool) -> Score:
-    """One match of the leaking pair; the receiver's guesses scored against the sent bits."""
+def leak_match(
+    sandbox: Sandbox, target: dict[str, Any], *, own_cores: bool, deals: int = 1
+) -> MatchOutcome:
+    """A match of the ``freeze-leak`` pair aimed by ``target``; nothing of it may survive."""
     root = Path(tempfile.mkdtemp(prefix="arena-leak-", dir="/tmp"))
     try:
         root.chmod(0o755)
         bot = root / "freeze-leak"
         shutil.copytree(HOSTILE / "freeze-leak", bot)
-        (bot / "target.json").write_text(json.dumps({"technique": technique}))
+        (bot / "target.json").write_text(json.dumps(target))
         for path in [bot, *bot.iterdir()]:
             path.chmod(0o755 if path.is_dir() else 0o644)
         manifest = load_bot(bot)
-        game = make_game("svoi-kozyri", players=2, params={"deals": 1})
+        game = make_game("svoi-kozyri", players=2, params={"deals": deals})
         slot = fresh_slot()
         fresh_slot()  # seat 1's
         tc = TimeControl(init_s=60, move_s=20, bank_s=120)
@@ -145,18 +147,42 @@ def play(sandbox: Sandbox, technique: str, *, own_cores: bool) -> Score:
             game, [manifest, manifest], SEED, sandbox=sandbox, time_control=tc,
             slot_base=slot, own_cores=own_cores,
         )  # fmt: skip
-        assert [s.status.value for s in outcome.seats] == ["ok", "ok"], outcome.seats
         assert survivors(sandbox, slot) == [] and survivors(sandbox, slot + 1) == []
-        return score(outcome.replay["steps"])
+        return outcome
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def score(steps: list[dict[str, Any]]) -> Score:
-    """The first ``PAIRS`` (sent, heard) bits of consecutive seat 0, seat 1 steps."""
+def play(sandbox: Sandbox, technique: str, *, own_cores: bool) -> Score:
+    """One match of the leaking pair; the receiver's guesses scored against the sent bits."""
+    outcome = leak_match(sandbox, {"technique": technique}, own_cores=own_cores)
+    assert [s.status.value for s in outcome.seats] == ["ok", "ok"], outcome.seats
+    return score(outcome.replay["steps"])
+
+
+def test_a_bot_that_will_not_stop_is_struck_and_pays_with_its_clock(
+    any_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every answer leaves a system call of some 150 ms running (1 GiB mapped), far past the
+    # bound, here lowered to 20 ms.
+    monkeypatch.setattr(arena.referee, "FREEZE_WAIT_S", 0.02)
+    target = {"technique": "kernel", "always": True, "mapping_mb": 1024}
+    outcome = leak_match(any_sandbox, target, own_cores=False)
+    sender, receiver = outcome.seats
+    assert sender.forfeited and sender.strikes == 3 and sender.status.value == "timeout"
+    assert sender.message is not None and "did not stop" in sender.message
+    assert not receiver.forfeited and receiver.strikes == 0
+    statuses = [step["status"] for step in outcome.replay["steps"] if step["seat"] == 0]
+    # Each such move stood, with a strike (when the same seat moves again, nobody waits).
+    assert statuses.count("timeout") == 3 and statuses[-1] == "forfeited"
+    assert sender.think_s > 3 * 0.02  # the time until it stopped was on its clock
+
+
+def score(steps: list[dict[str, Any]], pairs: int = PAIRS) -> Score:
+    """The first ``pairs`` (sent, heard) bits of consecutive seat 0, seat 1 steps."""
     scored = right = 0
     for sent, heard in itertools.pairwise(steps):
-        if scored == PAIRS:
+        if scored == pairs:
             break
         bit_sent, bit_heard = leak(sent, "sent"), leak(heard, "heard")
         if sent["seat"] == 0 and heard["seat"] == 1 and None not in (bit_sent, bit_heard):

@@ -8,7 +8,7 @@ turns that follow one of seat 0's and writes ``LEAK heard <bit>``. ``target.json
 technique:
 
 - ``kernel``: a helper process, forked at the start, runs one long system call
-  (``madvise(MADV_POPULATE_READ)`` over a 256 MiB mapping, some 50 ms) that starts just before
+  (``madvise(MADV_POPULATE_READ)`` over a 128 MiB mapping, some 25 ms) that starts just before
   the answer. A task stops for the freezer only on its way back to user mode, so unless the
   referee waits for the freeze to settle, the call keeps the core busy into the next seat's
   turn; the receiver, on that core, runs slower in its first milliseconds than later.
@@ -25,7 +25,7 @@ import sys
 import time
 
 MADV_POPULATE_READ, MADV_DONTNEED, MADV_NOHUGEPAGE = 22, 4, 15
-MAPPING = 256 << 20
+MAPPING = 128 << 20
 CLOCK_MONOTONIC = 1
 SIGEV_SIGNAL = 0
 TIMERS_WANTED = 400
@@ -39,12 +39,12 @@ libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_i
 libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
 
-def technique() -> str:
+def target() -> dict:
     try:
         with open("target.json") as f:
-            return str(json.load(f).get("technique", "kernel"))
+            return json.load(f)
     except OSError:
-        return "kernel"
+        return {}
 
 
 def log(text: str) -> None:
@@ -57,7 +57,8 @@ def log(text: str) -> None:
 class KernelWork:
     """A forked helper that runs one long ``madvise`` each time it is asked."""
 
-    def __init__(self) -> None:
+    def __init__(self, mapping: int) -> None:
+        self.mapping = mapping
         self.ask_r, self.ask_w = os.pipe()
         self.ack_r, self.ack_w = os.pipe()
         self.pid = os.fork()
@@ -66,12 +67,13 @@ class KernelWork:
             os._exit(0)
 
     def serve(self) -> None:
-        addr = libc.mmap(None, MAPPING, 1, 0x22 | 0x4000, -1, 0)  # read-only, private, anon
-        libc.madvise(addr, MAPPING, MADV_NOHUGEPAGE)
+        size = self.mapping
+        addr = libc.mmap(None, size, 1, 0x22 | 0x4000, -1, 0)  # read-only, private, anon
+        libc.madvise(addr, size, MADV_NOHUGEPAGE)
         while os.read(self.ask_r, 1):
             os.write(self.ack_w, b"k")
-            libc.madvise(addr, MAPPING, MADV_POPULATE_READ)  # one call, tens of ms in the kernel
-            libc.madvise(addr, MAPPING, MADV_DONTNEED)
+            libc.madvise(addr, size, MADV_POPULATE_READ)  # one call, tens of ms in the kernel
+            libc.madvise(addr, size, MADV_DONTNEED)
 
     def start(self) -> None:
         """Set the helper going and return once it is inside the call."""
@@ -191,7 +193,9 @@ def just_after_seat_0(observation: dict) -> bool:
 
 
 def main() -> None:
-    way = technique()
+    way = str(target().get("technique", "kernel"))
+    always = bool(target().get("always"))  # a 1 every time (the strike test)
+    mapping = int(target().get("mapping_mb", MAPPING >> 20)) << 20
     sender = None
     seat = -1
     for line in sys.stdin:
@@ -199,11 +203,11 @@ def main() -> None:
         if msg["type"] == "hello":
             seat = msg["seat"]
             if seat == 0:
-                sender = KernelWork() if way == "kernel" else Timers()
+                sender = KernelWork(mapping) if way == "kernel" else Timers()
             reply = {"type": "ready", "protocol": 1}
         elif msg["type"] == "request":
             if seat == 0 and sender is not None:
-                bit = os.urandom(1)[0] & 1
+                bit = 1 if always else os.urandom(1)[0] & 1
                 log(f"sent {bit}")
                 if bit:
                     sender.start()
