@@ -13,8 +13,8 @@ Freezing rule: a bot's processes are frozen (``BotProcess.freeze``) from the mom
 or its answer arrives until just before its next request is written, so no bot runs on another
 one's time; all are thawed at the match's end to read ``shutdown``. A move ends only when the
 bot has really stopped: the time until then is on its clock, and a bot still running
-``FREEZE_WAIT_S`` after its answer (a long system call begun just before it) gets a strike, its
-strike (its move stands), as for a timeout.
+``FREEZE_WAIT_S`` after its answer (a long system call begun just before it) gets a strike as
+for a timeout, though its move stands.
 
 ``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
 """

@@ -42,6 +42,7 @@ from arena.connection import Connection
 from arena.games import make_game
 from arena.runner import MatchOutcome, TimeControl, run_match
 from sandbox.base import PENDING_SIGNALS, Limits, Sandbox
+from sandbox.bwrap import BwrapSandbox
 from tests.sandbox.conftest import HOSTILE, backend_or_skip
 from tests.sandbox.driver import fresh_slot, survivors
 
@@ -160,14 +161,24 @@ def play(sandbox: Sandbox, technique: str, *, own_cores: bool) -> Score:
     return score(outcome.replay["steps"])
 
 
+@pytest.fixture(params=["bwrap", "bwrap-signals", "docker"])
+def freezing(request: pytest.FixtureRequest) -> Sandbox:
+    """Each way a bot is frozen: a cgroup freezer (bwrap, Docker) or stop signals (bwrap
+    without cgroups)."""
+    if request.param == "bwrap-signals":
+        backend_or_skip("bwrap")
+        return BwrapSandbox(cgroups=False)
+    return backend_or_skip(request.param)
+
+
 def test_a_bot_that_will_not_stop_is_struck_and_pays_with_its_clock(
-    any_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+    freezing: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every answer leaves a system call of some 150 ms running (1 GiB mapped), far past the
     # bound, here lowered to 20 ms.
     monkeypatch.setattr(arena.referee, "FREEZE_WAIT_S", 0.02)
     target = {"technique": "kernel", "always": True, "mapping_mb": 1024}
-    outcome = leak_match(any_sandbox, target, own_cores=False)
+    outcome = leak_match(freezing, target, own_cores=False)
     sender, receiver = outcome.seats
     assert sender.forfeited and sender.strikes == 3 and sender.status.value == "timeout"
     assert sender.message is not None and "did not stop" in sender.message
