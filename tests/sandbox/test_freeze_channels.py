@@ -312,3 +312,21 @@ def test_timers_are_bounded_and_each_bot_keeps_to_its_core(
     assert int(timers) == PENDING_SIGNALS  # each POSIX timer holds one pending signal
     assert shm == "refused"  # Docker's /dev/shm would be 64 MiB beside tmp_mb
     assert cores == f"[{core}] [{core}]"  # a cpuset: the bot cannot move itself elsewhere
+
+
+def test_sample_bots_play_under_the_timer_limit_each_on_its_core(any_sandbox: Sandbox) -> None:
+    # The C sample bot builds and plays under bwrap in test_build.py; the repository has no
+    # Java or Go bot.
+    samples = HOSTILE.parent
+    bots = [
+        load_bot(samples / "python" / "challenge-greedy"),
+        load_bot(samples / "js" / "challenge-random"),
+    ]
+    slot = fresh_slot()
+    fresh_slot()
+    outcome = run_match(
+        make_game("challenge", 2), bots, 3, sandbox=any_sandbox, slot_base=slot,
+        time_control=TimeControl(init_s=60, move_s=10, bank_s=60),
+    )  # fmt: skip
+    assert [s.status.value for s in outcome.seats] == ["ok", "ok"], outcome.seats
+    assert [s.strikes for s in outcome.seats] == [0, 0]
