@@ -32,6 +32,13 @@ MAX_QUEUED_LINES = 64
 MAX_UNREAD_BYTES = 1 << 20
 """Bytes the referee queues for a bot that is not reading its stdin; beyond that it is stalled."""
 
+FROZEN_SPIN_S = 300e-6
+"""How long ``wait_frozen`` checks without sleeping (a bot usually stops within microseconds;
+a sleep costs at least the timer slack, 50 µs)."""
+FROZEN_POLL_FIRST_S = 20e-6
+FROZEN_POLL_MAX_S = 1e-3
+"""How often ``wait_frozen`` looks again after that: first after 20 µs, backing off to 1 ms."""
+
 _READ_CHUNK = 1 << 16
 _STDOUT_CHUNK = 1 << 12
 """Answers are short: a small read buffer is cheaper to allocate, and long lines still arrive."""
@@ -145,6 +152,35 @@ class Connection:
         """Let the bot run again, just before its next request is written."""
         if not self.detached:
             self.process.thaw()
+
+    def wait_frozen(self, deadline: float) -> bool:
+        """Wait until every process of the frozen bot has really stopped; False at ``deadline``.
+
+        A freeze takes effect as each task leaves the kernel: one inside a long system call
+        keeps its core meanwhile. The first checks only yield the core (the usual wait: the
+        bot's tasks have to be scheduled once), later ones sleep, backing off to a millisecond.
+        """
+        if self.detached:
+            return True
+        process = self.process
+        spin_until = time.perf_counter() + FROZEN_SPIN_S
+        while not process.is_frozen():
+            now = time.perf_counter()
+            if now >= spin_until:
+                return self._wait_frozen_slowly(deadline)
+            os.sched_yield()  # the bot may share this core: let it run to its stop
+        return True
+
+    def _wait_frozen_slowly(self, deadline: float) -> bool:
+        """``wait_frozen`` past its first checks: sleeps, from 20 µs backing off to 1 ms."""
+        pause = FROZEN_POLL_FIRST_S
+        while not self.process.is_frozen():
+            now = time.perf_counter()
+            if now >= deadline:
+                return False
+            time.sleep(min(pause, deadline - now))
+            pause = min(2 * pause, FROZEN_POLL_MAX_S)
+        return True
 
     # --- writing ------------------------------------------------------------------------------
 

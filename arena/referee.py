@@ -11,7 +11,10 @@ turns are played with the default action, and it is ranked last.
 
 Freezing rule: a bot's processes are frozen (``BotProcess.freeze``) from the moment its ``ready``
 or its answer arrives until just before its next request is written, so no bot runs on another
-one's time; all are thawed at the match's end to read ``shutdown``.
+one's time; all are thawed at the match's end to read ``shutdown``. A move ends only when the
+bot has really stopped: the time until then is on its clock, and a bot still running
+``FREEZE_WAIT_S`` after its answer (a long system call begun just before it) gets a strike as
+for a timeout, though its move stands.
 
 ``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 import enum
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -56,6 +59,11 @@ SHUTDOWN_GRACE_S = 0.5
 """How long bots get to exit on their own after ``shutdown`` before they are killed."""
 CRASH_GRACE_S = 0.2
 """How long a crashed bot's stderr is still collected (its crash dump)."""
+FREEZE_WAIT_S = 1.0
+"""How long after its answer a bot may take to stop (its processes to be really frozen)."""
+WAIT_FOR_FREEZE = True
+"""False only in tests, to show what the wait closes: the next seat then moves while the last
+one may still run on the match's core."""
 
 
 class SeatStatus(enum.StrEnum):
@@ -140,6 +148,16 @@ class MatchOutcome:
         return len(self.replay["steps"])
 
 
+@dataclass(frozen=True)
+class _Stopping:
+    """The bot that moved last, frozen at ``answered`` but maybe not stopped yet."""
+
+    seat: Seat
+    answered: float
+    elapsed: float
+    """Seconds of the move already charged to it."""
+
+
 StepCallback = Callable[[State, Step], None]
 """Called after each decision is applied, with the state and the step as the replay has it."""
 
@@ -189,14 +207,16 @@ class Referee:
         self.recorder = ReplayRecorder(game.config(), seed, [_seat_info(b) for b in bots])
         self.request_id = 0
         self._others_cache: dict[int, list[Connection]] = {}
+        self._stopping: _Stopping | None = None
 
     # --- start and stop -----------------------------------------------------------------------
 
-    def start(self, cpu: int | None, slot_base: int) -> None:
-        """Start every bot process, send ``hello`` and collect each ``ready``."""
+    def start(self, cores: Sequence[int | None], slot_base: int) -> None:
+        """Start every bot process (seat ``i`` on ``cores[i]``), send ``hello`` and collect
+        each ``ready``."""
         for seat in self.seats:
             if isinstance(seat.entrant, BotManifest):
-                self._spawn(seat, seat.entrant, cpu, slot_base)
+                self._spawn(seat, seat.entrant, cores[seat.index], slot_base)
         deadline = None if not self.tc.timeouts else time.perf_counter() + self.tc.init_s
         for seat in self.seats:
             if seat.live:
@@ -228,6 +248,8 @@ class Referee:
         assert seat.conn is not None
         event = seat.conn.read_line(deadline, self._others(seat))
         seat.conn.freeze()  # ready (or not): nothing to do until its first request
+        if WAIT_FOR_FREEZE:  # every bot ran at once so far: no strike, but none runs on
+            seat.conn.wait_frozen(time.perf_counter() + FREEZE_WAIT_S)
         if event is not ReadEvent.LINE:
             self._forfeit(seat, SeatStatus.INIT_FAILURE, f"no ready after hello ({event})")
             return
@@ -247,6 +269,10 @@ class Referee:
     def close_all(self) -> None:
         """Say goodbye to every live bot, then kill every process tree; never raises."""
         live = [s for s in self.seats if s.live]
+        pending, self._stopping = self._stopping, None
+        if pending is not None and pending.seat.live:  # no bot thawed while another runs
+            assert pending.seat.conn is not None
+            pending.seat.conn.wait_frozen(pending.answered + FREEZE_WAIT_S)
         deadline = time.perf_counter() + SHUTDOWN_GRACE_S
         for seat in live:
             assert seat.conn is not None
@@ -308,6 +334,9 @@ class Referee:
         return action, _step(seat.index, wire, deal, round(ms, 3), SeatStatus.OK)
 
     def _bot_turn(self, seat: Seat, deal: int) -> tuple[Action, Step]:
+        self._settle(seat)
+        if not seat.live:  # struck out while the last bot (itself) would not stop
+            return self._turn(seat, deal)
         assert seat.conn is not None
         state = self.state
         legal = state.legal_actions()
@@ -328,6 +357,8 @@ class Referee:
         elapsed = time.perf_counter() - started
         seat.conn.freeze()  # not its turn any more (answer, timeout or failure alike)
         self._charge(seat, elapsed)
+        if WAIT_FOR_FREEZE:
+            self._stopping = _Stopping(seat, time.perf_counter(), elapsed)
         action: Action | None = None
         if reply is not None:
             action, status, message = _resolve(state, reply, legal)
@@ -342,9 +373,41 @@ class Referee:
         step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
         return action, step
 
-    def _charge(self, seat: Seat, elapsed: float) -> None:
+    def _settle(self, next_seat: Seat) -> None:
+        """Before ``next_seat`` is thawed: wait until the bot that moved last has really
+        stopped, so that nothing of it runs on another seat's time.
+
+        The freeze was asked for at its answer and usually took effect while the referee
+        worked; a bot that was still running then has its move last until it stopped (on its
+        clock), and one still running ``FREEZE_WAIT_S`` after its answer gets a strike.
+        """
+        pending, self._stopping = self._stopping, None
+        if pending is None or pending.seat is next_seat or not pending.seat.live:
+            return
+        conn = pending.seat.conn
+        assert conn is not None
+        if conn.process.is_frozen():
+            return
+        stopped = conn.wait_frozen(pending.answered + FREEZE_WAIT_S)
+        late = time.perf_counter() - pending.answered
+        self._charge(pending.seat, late, before=pending.elapsed)
+        if not stopped and self.tc.timeouts:
+            message = f"still running {FREEZE_WAIT_S:g} s after its answer (did not stop)"
+            self._mark_last_step(pending.seat, SeatStatus.TIMEOUT)
+            self._penalise(pending.seat, SeatStatus.TIMEOUT, message)
+
+    def _mark_last_step(self, seat: Seat, status: SeatStatus) -> None:
+        """Give ``seat``'s last recorded step ``status`` (its move stands)."""
+        for step in reversed(self.recorder.steps):
+            if step["seat"] == seat.index:
+                step["status"] = status.value
+                return
+
+    def _charge(self, seat: Seat, elapsed: float, before: float = 0.0) -> None:
+        """Charge ``elapsed`` more seconds of one move to ``seat`` (``before`` already were)."""
         seat.think_s += elapsed
-        seat.bank_s = max(0.0, seat.bank_s - max(0.0, elapsed - self.tc.move_s))
+        over = max(0.0, before + elapsed - self.tc.move_s) - max(0.0, before - self.tc.move_s)
+        seat.bank_s = max(0.0, seat.bank_s - over)
 
     def _exchange(
         self, seat: Seat, request: bytes, deadline: float | None

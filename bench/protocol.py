@@ -13,9 +13,12 @@ Figures measured in one run, on one core, for the same moves and the same reques
   (engine, exchange, policing, replay recording).
 
 Freezing: the same match is also played under bubblewrap (where bots are frozen between their
-turns, as in production) and under bubblewrap with freezing off, in alternate passes; the whole
-per-move time of each, and ``freeze_ratio=<with freezing / without>`` (the median over rounds
-of each round's ratio of medians), measure what freezing costs a move. ``--no-bwrap`` skips it.
+turns, and each move ends only once the bot has really stopped, as in production) and under
+bubblewrap with freezing off, in alternate passes; the whole per-move time of each, and
+``freeze_ratio=<with freezing / without>`` (the median over rounds of each round's ratio of
+medians), measure what freezing costs a move. ``--no-bwrap`` skips it. Each seat runs on a
+core of its own where there are enough (as in production); ``--shared-core`` puts every seat
+on one core, as on a host with fewer cores than seats.
 
 The bot answers every request with index 0. Last line: ``ratio=<runner exchange / floor>``,
 the median over rounds of each round's ratio of medians (a round's floor and runner passes run
@@ -48,7 +51,7 @@ from arena.games import make_game  # noqa: E402
 from arena.games.base import Game, State  # noqa: E402
 from arena.protocol import Hello, Request, TimeInfo, encode  # noqa: E402
 from arena.replay import Step  # noqa: E402
-from arena.runner import TimeControl, run_match  # noqa: E402
+from arena.runner import TimeControl, run_match, seat_cores  # noqa: E402
 from sandbox import get_sandbox  # noqa: E402
 from sandbox.base import Sandbox  # noqa: E402
 from sandbox.bwrap import BwrapSandbox  # noqa: E402
@@ -151,6 +154,10 @@ def round_trip(out_fd: int, in_fd: int, line: bytes) -> bytes:
     return answer
 
 
+OWN_CORES = True
+"""Whether the runner gives each seat a core of its own (``--shared-core`` turns it off)."""
+
+
 def runner_pass(
     game: Game, seed: int, bot: Path, pin: bool, sandbox: Sandbox | None = None
 ) -> tuple[list[float], list[float]]:
@@ -170,6 +177,7 @@ def runner_pass(
         time_control=TimeControl(),
         on_step=on_step,
         pin_cpu=pin,
+        own_cores=OWN_CORES,
     )
     stamps.insert(0, started)
     per_move = [b - a for a, b in itertools.pairwise(stamps)][1:]
@@ -186,7 +194,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="floor and runner passes, alternated")
     parser.add_argument("--no-pin", action="store_true", help="let the runner use every core")
     parser.add_argument("--no-bwrap", action="store_true", help="skip the freezing passes")
+    parser.add_argument(
+        "--shared-core", action="store_true", help="every seat on one core (as on a small host)"
+    )
     args = parser.parse_args()
+    global OWN_CORES
+    OWN_CORES = not args.shared_core
+    cores = seat_cores(args.players, OWN_CORES)
     game = make_game(args.game, players=args.players, params={"deals": args.deals})
     every_core = os.sched_getaffinity(0)
     core = sorted(every_core)[os.getpid() % len(every_core)]
@@ -209,6 +223,7 @@ def main() -> None:
                 )
     moves = len(figures["floor"][0])
     print(f"{args.game}, {args.players} players, {args.deals} deals: {moves} moves x {args.rounds}")
+    print(f"seat cores {cores}")
     medians = {
         key: statistics.median(statistics.median(v) for v in runs) for key, runs in figures.items()
     }

@@ -76,6 +76,16 @@ def bot_folder(bot_dir: Path) -> Path:
     return folder
 
 
+PENDING_SIGNALS = 16
+"""RLIMIT_SIGPENDING of every bot: queued signals and POSIX timers (each timer holds one).
+
+A timer armed before an answer still fires while the bot is frozen, as an interrupt on the core
+it last ran on; this bounds how many a bot can arm. Python, Node, Java and C bots arm none
+(checked with strace); Go's runtime arms one per thread only while it profiles. Timerfds are
+bounded by ``open_files``, itimers and sleeping threads (one timer each) by ``processes``.
+"""
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits for one bot process tree."""
@@ -158,6 +168,16 @@ class BotProcess(ABC):
 
     def thaw(self) -> None:
         """Let a frozen bot run again; nothing if it is not frozen or has ended."""
+
+    def is_frozen(self) -> bool:
+        """True once every process and thread of a frozen bot has really stopped.
+
+        ``freeze`` returns before that: a task stops only on its way back to user mode, so one
+        inside a long system call (kernel work begun just before the answer) keeps running on
+        its core until the call returns. The runner waits for this before the next seat moves.
+        True when nothing is frozen (``freezer`` is ``none``) or the bot has ended.
+        """
+        return True
 
 
 class Sandbox(ABC):

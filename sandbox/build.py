@@ -13,15 +13,17 @@ nothing behind, and the log says why.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import select
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -33,6 +35,17 @@ MAX_LINK_HOPS = 40  # as the kernel: more links than this in one path is a loop
 
 LOG_TAIL = 20_000
 """Characters of build output kept for the log (the end, where compilers put the errors)."""
+
+MAX_DEPTH = 64
+"""Folders a bot folder (before or after its build) may nest; deeper trees are refused."""
+MAX_FILES = 20_000
+"""Files, folders and links a built folder may hold."""
+MAX_BYTES = 256 << 20
+"""Bytes a built folder may hold."""
+
+
+class TreeTooLarge(SandboxError):
+    """A folder nests too deep or holds too much to be a bot (the bot's fault)."""
 
 
 @dataclass(frozen=True)
@@ -69,15 +82,68 @@ def build_copy(
     """
     if target.exists():
         raise SandboxError(f"build target {target} already exists")
-    staging = Path(tempfile.mkdtemp(prefix="arena-build-"))
     try:
+        check_tree(source)
+    except TreeTooLarge as exc:
+        return BuildResult(False, f"the bot folder is refused: {exc}\n")
+    with staging_folder() as staging:
         workdir = writable_copy(source, staging, sandbox.writer_uid(slot))
         result = run_build(
             sandbox, workdir, command, timeout_s, build_limits(timeout_s, limits), slot
         )
-        return _keep(result, source, workdir, target, kept) if result.ok else result
+        if not result.ok:
+            return result
+        try:
+            return _keep(result, source, workdir, target, kept)
+        except TreeTooLarge as exc:
+            return BuildResult(False, f"{result.log}the build is refused: {exc}\n")
+
+
+@contextlib.contextmanager
+def staging_folder() -> Iterator[Path]:
+    """A fresh private folder for one build, removed whatever happens (any depth, any size).
+
+    Where the referee may mount (root), the folder is a tmpfs of its own holding at most
+    ``MAX_BYTES`` and ``MAX_FILES``: a build can fill neither the host's disk nor its inodes
+    (``ENOSPC`` inside), its pages count against the build's memory limit, and removing it
+    is one unmount. Elsewhere it is a plain folder, checked when the build ends.
+    """
+    staging = Path(tempfile.mkdtemp(prefix="arena-build-"))
+    mounted = _mount_tmpfs(staging)
+    try:
+        yield staging
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if mounted:
+            subprocess.run(["umount", "-l", str(staging)], capture_output=True, check=False)
+        remove_tree(staging)
+
+
+def _mount_tmpfs(folder: Path) -> bool:
+    """Mount a size- and inode-capped tmpfs on ``folder``; False where that is not allowed."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    # The copy of the bot and the tmpfs's own root count as well: a little room on top.
+    options = f"size={MAX_BYTES + (16 << 20)},nr_inodes={MAX_FILES + 64},mode=0711"
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "arena-build", str(folder)],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def remove_tree(folder: Path) -> None:
+    """Remove ``folder`` and everything in it, at any depth, never following a link.
+
+    ``rm`` walks a tree without recursion and without the path length limit (Python's
+    ``shutil.rmtree`` recurses: a tree about 1,000 folders deep raises ``RecursionError``).
+    """
+    if not os.path.lexists(folder):
+        return
+    rm = shutil.which("rm") or "/bin/rm"
+    subprocess.run(
+        [rm, "-rf", "--one-file-system", "--", str(folder)], capture_output=True, check=False
+    )
 
 
 def _keep(
@@ -89,7 +155,7 @@ def _keep(
         note = f"the build changed {', '.join(changed)}, which it must leave as it was\n"
         return BuildResult(False, result.log + note, result.returncode)
     removed = seal(workdir)
-    shutil.move(str(workdir), str(target))
+    shutil.copytree(workdir, target, symlinks=True)  # depth checked by ``seal``
     if removed:
         return BuildResult(True, result.log + _removed_note(removed), result.returncode)
     return result
@@ -262,11 +328,36 @@ def _end_input(process: BotProcess) -> None:
 
 
 def _tree(folder: Path) -> list[Path]:
-    """``folder`` and everything under it, never following a symbolic link."""
+    """``folder`` and everything under it, never following a symbolic link.
+
+    Walked with a stack, not by recursion; ``TreeTooLarge`` past ``MAX_DEPTH`` levels,
+    ``MAX_FILES`` entries or ``MAX_BYTES`` of files.
+    """
     paths = [folder]
-    for root, dirs, files in os.walk(folder, followlinks=False):
-        paths += [Path(root, name) for name in dirs + files]
+    todo = [(folder, 0)]
+    size = 0
+    while todo:
+        path, depth = todo.pop()
+        if depth >= MAX_DEPTH:
+            raise TreeTooLarge(f"folders nested more than {MAX_DEPTH} deep (at {path})")
+        with os.scandir(path) as entries:
+            for entry in entries:
+                child = Path(entry.path)
+                paths.append(child)
+                info = entry.stat(follow_symlinks=False)
+                size += info.st_size if stat.S_ISREG(info.st_mode) else 0
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append((child, depth + 1))
+        if len(paths) > MAX_FILES + 1:
+            raise TreeTooLarge(f"more than {MAX_FILES} files and folders")
+        if size > MAX_BYTES:
+            raise TreeTooLarge(f"more than {MAX_BYTES >> 20} MiB of files")
     return paths
+
+
+def check_tree(folder: Path) -> None:
+    """``TreeTooLarge`` if ``folder`` nests deeper, or holds more, than a bot folder may."""
+    _tree(folder)
 
 
 def _removed_note(removed: list[str]) -> str:

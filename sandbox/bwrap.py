@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from sandbox.base import (
+    PENDING_SIGNALS,
     BotProcess,
     Exit,
     Limits,
@@ -110,6 +111,7 @@ def make_preexec(
         lower_rlimit(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
         lower_rlimit(resource.RLIMIT_NOFILE, limits.open_files)
         lower_rlimit(resource.RLIMIT_CORE, 0)
+        lower_rlimit(resource.RLIMIT_SIGPENDING, PENDING_SIGNALS)
         if cgroup is None or cgroup.memory is None:
             # No memory cgroup: a high address-space cap is the only (coarse) backstop.
             lower_rlimit(resource.RLIMIT_AS, max(AS_BACKSTOP, 4 * (limits.memory_mb << 20)))
@@ -175,6 +177,28 @@ def signal_tree(root: int, sig: int) -> None:
             with contextlib.suppress(OSError):
                 os.kill(pid, sig)
         done |= new
+
+
+STOPPED_STATES = frozenset(b"TtZX")
+"""``/proc/<pid>/stat`` states of a task that runs no more: stopped, traced, zombie, dead."""
+
+
+def tree_stopped(root: int) -> bool:
+    """True if every thread of every process below ``root`` is stopped (or gone)."""
+    for pid in descendants(root):
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # ended
+        for tid in tids:
+            try:
+                stat = Path(f"/proc/{pid}/task/{tid}/stat").read_bytes()
+            except OSError:
+                continue
+            fields = stat.rpartition(b")")[2].split()
+            if fields and fields[0][0] not in STOPPED_STATES:
+                return False
+    return True
 
 
 def _capped(limit: tuple[int, int]) -> tuple[int, int]:
@@ -324,6 +348,14 @@ class BwrapProcess(BotProcess):
         else:
             signal_tree(self._popen.pid, signal.SIGCONT)
 
+    def is_frozen(self) -> bool:
+        if not self._frozen:
+            return True
+        if self.freezer == "cgroup":
+            assert self._cgroup is not None and self._cgroup.freezer is not None
+            return self._cgroup.freezer.settled()
+        return tree_stopped(self._popen.pid)
+
     def _kill_frozen(self) -> None:
         """Kill a frozen bot where it stands, so that it never runs again.
 
@@ -385,10 +417,12 @@ class BwrapSandbox(Sandbox):
         """The host uid the bot in ``slot`` runs as (None when the referee is not root)."""
         return UID_BASE + slot if os.geteuid() == 0 else None
 
-    def cgroup_for(self, limits: Limits, slot: int) -> Cgroup | None:
+    def cgroup_for(self, limits: Limits, slot: int, cpu: int | None = None) -> Cgroup | None:
         if not self.use_cgroups:
             return None
-        wanted = CgroupLimits(limits.memory_mb << 20, limits.processes, CPU_SHARE, self.use_freeze)
+        wanted = CgroupLimits(
+            limits.memory_mb << 20, limits.processes, CPU_SHARE, self.use_freeze, cpu
+        )
         group = Cgroup.for_slot(slot, wanted)
         if not group.dirs:
             group.remove()  # gives a lease back, if one was taken
@@ -417,7 +451,7 @@ class BwrapSandbox(Sandbox):
         seccomp_fd = _program_fd(program) if program else None
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
-        cgroup = self.cgroup_for(limits, slot)
+        cgroup = self.cgroup_for(limits, slot, cpu)
         preexec = make_preexec(limits, cgroup, uid, cpu)
         try:
             popen = _start([*args, "--", *argv], preexec, seccomp_fd)

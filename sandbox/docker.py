@@ -36,6 +36,7 @@ from typing import Any
 from sandbox.base import (
     KIT_DIR,
     KIT_MOUNT,
+    PENDING_SIGNALS,
     BotCommandError,
     BotProcess,
     Exit,
@@ -129,6 +130,7 @@ def host_config(
         # Always explicit: on Podman any ulimit replaces the defaults, and its nproc default is
         # above the hard limit a root without CAP_SYS_RESOURCE may set.
         ulimit(name="nproc", soft=4 * limits.processes, hard=4 * limits.processes),
+        ulimit(name="sigpending", soft=PENDING_SIGNALS, hard=PENDING_SIGNALS),
     ]
     config: Any = api.create_host_config(
         binds={
@@ -138,6 +140,10 @@ def host_config(
         network_mode="none",
         read_only=True,
         tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_mb}m,mode=1777"},
+        # No /dev/shm (the engine's default is a writable 64 MiB tmpfs beside /tmp): a bot's
+        # only writable space is /tmp, within tmp_mb, as under bwrap. System V IPC stays,
+        # private to the container.
+        ipc_mode="none",
         mem_limit=memory,
         memswap_limit=memory,
         pids_limit=limits.processes,
@@ -329,6 +335,12 @@ class DockerProcess(BotProcess):
     def thaw(self) -> None:
         if self._freezer is not None and self._freezer.frozen:
             self._freezer.thaw()
+
+    def is_frozen(self) -> bool:
+        # The parent group of a v1 freezer reads FROZEN only once every group below it is.
+        if self._freezer is None or not self._freezer.frozen or self._ended.is_set():
+            return True
+        return self._freezer.settled()
 
     def _kill_frozen(self) -> None:
         """Kill a frozen container's processes where they stand (a v1 freezer holds a killed

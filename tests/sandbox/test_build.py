@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -21,7 +22,18 @@ from arena.bots import load_bot
 from arena.games import make_game
 from arena.runner import run_match
 from sandbox.base import KIT_DIR, BotCommandError, Limits, Sandbox, SandboxError, start_failure
-from sandbox.build import build_copy, leads_inside, run_build, seal, writable_copy
+from sandbox.build import (
+    MAX_DEPTH,
+    MAX_FILES,
+    TreeTooLarge,
+    build_copy,
+    check_tree,
+    leads_inside,
+    remove_tree,
+    run_build,
+    seal,
+    writable_copy,
+)
 from tests.sandbox.conftest import REPO
 
 C_BOT = r"""
@@ -435,3 +447,109 @@ def test_a_sandbox_that_fails_to_start_the_build_raises_and_leaves_nothing(
         build_copy(broken, source, built, ["sh", "-c", "echo hi"], timeout_s=60)
     assert not isinstance(raised.value, BotCommandError)
     assert not built.exists() and list(scratch.iterdir()) == []
+
+
+DEEP_BUILD = """
+import os
+os.mkdir("deep")
+os.chdir("deep")
+for _ in range({depth}):
+    os.mkdir("d")
+    os.chdir("d")
+print("made", {depth}, "nested folders")
+"""
+
+
+@pytest.mark.parametrize("depth", [1500, MAX_DEPTH + 1])
+def test_a_build_nesting_folders_too_deep_is_refused_and_leaves_nothing(
+    any_sandbox: Sandbox, open_dir: Path, monkeypatch: pytest.MonkeyPatch, depth: int
+) -> None:
+    import tempfile
+
+    scratch = open_dir / "tmp"
+    scratch.mkdir(mode=0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    source = bot_folder(open_dir)
+    (source / "deep.py").write_text(DEEP_BUILD.format(depth=depth))
+    built = open_dir / "built"
+    result = build_copy(any_sandbox, source, built, ["python3", "deep.py"], timeout_s=120)
+    assert not result.ok
+    assert f"made {depth} nested folders" in result.log  # the build itself succeeded
+    assert f"the build is refused: folders nested more than {MAX_DEPTH} deep" in result.log
+    assert not built.exists() and list(scratch.iterdir()) == []  # no staging folder left
+
+
+def test_a_build_within_the_depth_limit_is_kept(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
+    source = bot_folder(open_dir)
+    (source / "deep.py").write_text(DEEP_BUILD.format(depth=MAX_DEPTH - 2))
+    built = open_dir / "built"
+    result = build_copy(bwrap_sandbox, source, built, ["python3", "deep.py"], timeout_s=120)
+    assert result.ok, result.log
+    assert (built / "deep" / Path(*["d"] * (MAX_DEPTH - 2))).is_dir()
+
+
+def test_a_bot_folder_nested_too_deep_is_refused_before_any_build(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    source = bot_folder(open_dir)
+    nest(source, 1500)
+    try:
+        built = open_dir / "built"
+        result = build_copy(bwrap_sandbox, source, built, ["sh", "-c", "echo ran"], timeout_s=60)
+        assert not result.ok and "ran" not in result.log
+        refused = f"the bot folder is refused: folders nested more than {MAX_DEPTH} deep"
+        assert refused in result.log
+        with pytest.raises(TreeTooLarge):
+            check_tree(source)
+    finally:
+        remove_tree(source)  # the fixture's own clean-up would recurse
+
+
+def nest(folder: Path, depth: int) -> None:
+    """``depth`` folders, each inside the last, in ``folder`` (``os.makedirs`` recurses)."""
+    path = str(folder)
+    for _ in range(depth):
+        path += "/d"
+        os.mkdir(path)
+
+
+MANY_FILES = """
+made = 0
+for i in range({count}):
+    try:
+        open(f"f{{i}}", "w").close()
+        made += 1
+    except OSError as exc:
+        print("stopped:", exc.strerror)
+        break
+print("made", made)
+"""
+
+
+def test_a_build_writing_too_many_files_is_refused_and_leaves_nothing(
+    any_sandbox: Sandbox, open_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    scratch = open_dir / "tmp"
+    scratch.mkdir(mode=0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    source = bot_folder(open_dir)
+    (source / "many.py").write_text(MANY_FILES.format(count=MAX_FILES + 500))
+    built = open_dir / "built"
+    result = build_copy(any_sandbox, source, built, ["python3", "many.py"], timeout_s=120)
+    assert not result.ok
+    assert f"the build is refused: more than {MAX_FILES} files and folders" in result.log
+    if os.geteuid() == 0:  # the staging tmpfs holds no more: the build met ENOSPC itself
+        assert "stopped: No space left on device" in result.log
+    assert not built.exists() and list(scratch.iterdir()) == []
+
+
+def test_removing_a_tree_of_any_depth_needs_no_recursion(tmp_path: Path) -> None:
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    nest(deep, 1500)
+    with pytest.raises(RecursionError):
+        shutil.rmtree(deep)  # what the build used to do (Python 3.11)
+    remove_tree(deep)
+    assert not deep.exists()

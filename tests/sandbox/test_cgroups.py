@@ -47,6 +47,7 @@ def test_no_cgroups_means_nothing_enforced(tmp_path: Path) -> None:
         "processes": False,
         "cpu_share": False,
         "kill_tree": False,
+        "own_core": False,
     }
     group.remove()
 

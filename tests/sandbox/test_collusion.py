@@ -119,9 +119,12 @@ def _play(sandbox: Sandbox, root: Path) -> Tally:
     slot = fresh_slot()
     fresh_slot()  # seat 1's
     tc = TimeControl(init_s=60, move_s=20, bank_s=120)
+    # One core for both seats: the timing channel's home, and what a host with fewer cores
+    # than seats does (with a core per seat the busy thread would not even slow the receiver).
     outcome = run_match(
-        game, [manifest, manifest], seed, sandbox=sandbox, time_control=tc, slot_base=slot
-    )
+        game, [manifest, manifest], seed, sandbox=sandbox, time_control=tc, slot_base=slot,
+        own_cores=False,
+    )  # fmt: skip
     assert [s.status.value for s in outcome.seats] == ["ok", "ok"], outcome.seats
     assert survivors(sandbox, slot) == [] and survivors(sandbox, slot + 1) == []
     return score(game.new_state(seed), outcome.replay["steps"])

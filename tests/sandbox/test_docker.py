@@ -120,7 +120,8 @@ def test_settings_reach_the_engine(docker_sandbox: Sandbox, open_dir: Path) -> N
     assert set(host["MaskedPaths"]) == set(MASKED_PATHS)
     assert host["CgroupnsMode"] == "private"
     assert host["Init"] is True
-    assert {u["Name"] for u in host["Ulimits"]} == {"fsize", "nofile", "cpu", "nproc"}
+    assert {u["Name"] for u in host["Ulimits"]} == {"fsize", "nofile", "cpu", "nproc", "sigpending"}
+    assert host["IpcMode"] == "none"  # no /dev/shm beside /tmp
     assert info["Config"]["Labels"][LABEL] == str(slot)
     assert info["Config"]["User"] == bot_user(slot)
     assert survivors(docker_sandbox, slot) == []

@@ -171,6 +171,20 @@ def test_a_frozen_bot_uses_no_cpu_and_counts_nothing(
     assert frozen[1] * 4 < running[1], (frozen, running)
 
 
+def test_a_frozen_bot_reads_stopped_only_once_it_has_stopped(
+    freezing: Sandbox, ponder: tuple[Talk, int]
+) -> None:
+    talk, slot = ponder
+    pids = host_uid_processes(bot_uid(freezing, slot))
+    talk.turn(1)
+    assert talk.process.is_frozen()  # not frozen at all: nothing to wait for
+    talk.process.freeze()
+    wait_for(talk.process.is_frozen, "the frozen bot to read stopped")
+    assert still_for(pids, IDLE_S)  # reads stopped: uses no CPU at all
+    talk.process.thaw()
+    talk.turn(2)
+
+
 def test_a_frozen_bot_is_killed_whole(freezing: Sandbox, ponder: tuple[Talk, int]) -> None:
     talk, slot = ponder
     pids = host_uid_processes(bot_uid(freezing, slot))
