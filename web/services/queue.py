@@ -14,6 +14,7 @@ can tell a match whose message waits in the broker from one whose message was lo
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
 import time
@@ -79,6 +80,9 @@ def send_task(
 BUILDS, DEFAULT, VALIDATE, URGENT, MATCHES = "builds", "default", "validate", "urgent", "matches"
 MATCH_QUEUES = (VALIDATE, URGENT, MATCHES)
 MATCH_TASK = "web.tasks.run_match"
+PREPARE_TASK = "web.tasks.prepare_version"
+SCHEDULE_TASK = "web.tasks.schedule_ladders"
+REAP_TASK = "web.tasks.reap_stale_matches"
 _MATCH_ID_PREFIX = "match-"
 
 
@@ -174,7 +178,50 @@ def _match_ids(messages: Iterable[Any]) -> Iterator[int]:
             yield int(number)
 
 
+def version_ids_in_broker() -> set[int]:
+    """Ids of versions whose prepare message waits in the broker's queue (Redis only).
+
+    Anything else (another broker, Redis unreachable) gives an empty set: the reaper then
+    resends, and the claim makes a duplicate harmless.
+    """
+    celery = current_app.extensions["celery"]
+    try:
+        with celery.connection_for_read() as conn:
+            channel = conn.default_channel
+            prefix = getattr(channel, "global_keyprefix", "") or ""
+            queue = _queue_of(celery, PREPARE_TASK)
+            keys = {prefix + channel._q_for_pri(queue, pri) for pri in channel.priority_steps}
+            raw = [item for key in keys for item in channel.client.lrange(key, 0, -1)]
+    except Exception as exc:  # not Redis, or Redis away: nothing is known to wait
+        log.warning("could not read the broker's queue: %s", exc)
+        return set()
+    return {vid for vid in (_version_of(item) for item in raw) if vid is not None}
+
+
+def _queue_of(celery: Any, task: str) -> str:
+    route = celery.amqp.router.route({}, task, args=(), kwargs={})
+    queue = route.get("queue")
+    return str(getattr(queue, "name", queue) or celery.conf.task_default_queue)
+
+
+def _version_of(item: bytes | str) -> int | None:
+    """The version id a queued prepare message is for (None for any other message)."""
+    try:
+        headers = json.loads(item).get("headers") or {}
+        if headers.get("task") != PREPARE_TASK:
+            return None
+        args = ast.literal_eval(headers.get("argsrepr") or "()")
+        return int(args[0])
+    except (ValueError, TypeError, IndexError, SyntaxError, AttributeError):
+        return None
+
+
 # --- periodic tasks: at most one waiting and one running ------------------------------------
+
+
+def periodic_ttl(interval: float) -> float:
+    """How long a periodic task's message or run may keep the next one from being sent."""
+    return max(60.0, 4 * interval)
 
 
 def _periodic_key(prefix: str, task: str, what: str) -> str:
@@ -193,8 +240,6 @@ def request_schedule() -> None:
     Workers never wait for the next beat with a ladder below its target; the waiting mark
     keeps at most one such message in the queue however many matches finish.
     """
-    from web.celery_app import SCHEDULE_TASK, periodic_ttl
-
     ttl = periodic_ttl(float(current_app.config["SCHEDULE_INTERVAL"]))
     prefix = str(current_app.config.get("BROKER_PREFIX") or "")
     with app_redis() as client:
