@@ -39,7 +39,7 @@ from tests.web.test_worker import finished, match_row, queue, rating_changes, un
 from web import create_app
 from web.extensions import db
 from web.models import Bot, BotVersion, MatchStatus, Rating, VersionStatus
-from web.services import bots, ladders, matches, preparing, users
+from web.services import bots, ladders, lifecycle, matches, users
 from web.services.queue import MATCH_QUEUES
 from web.storage import get_storage
 
@@ -320,7 +320,7 @@ def test_a_build_whose_worker_is_killed_is_built_again_by_another(
     second = start_worker(pg_app, name="second")
 
     def active() -> bool:
-        preparing.reap()  # what the periodic reaper does
+        lifecycle.reap()  # what the periodic reaper does
         return _version(version_id).status == VersionStatus.ACTIVE
 
     wait_for(active, 180, "the version to be built by the second worker", second)

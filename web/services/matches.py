@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,6 +28,7 @@ from web.models import (
     utcnow,
 )
 from web.services import attempts, sealing
+from web.services.placement import placement_left
 from web.services.queue import (
     MATCHES,
     URGENT,
@@ -91,8 +93,6 @@ def match_queue(match: Match) -> str:
         return VALIDATE
     if match.kind != MatchKind.LADDER:
         return MATCHES
-    from web.services.ladders import placement_left
-
     versions = [db.session.get(BotVersion, seat.bot_version_id) for seat in match.seats]
     return URGENT if any(v is not None and placement_left(v) > 0 for v in versions) else MATCHES
 
@@ -163,20 +163,71 @@ def release(
     queue = match_queue(match)
     db.session.commit()
     if delay is None:
-        settle_failed_validations([match_id])
+        tell_ended([match_id])
         return MatchStatus.FAILED
     send_match(match_id, queue=queue, countdown=delay)
     return MatchStatus.QUEUED
 
 
-def settle_failed_validations(match_ids: list[int]) -> None:
-    """A validation match that could not be played rejects its version (with the reason)."""
-    from web.services.bots import validation_match_finished
+# --- who is told when a match ends -----------------------------------------------------------
 
-    for match_id in match_ids:
-        match = db.session.get(Match, match_id)
-        if match is not None and match.kind == MatchKind.VALIDATION:
-            validation_match_finished(match)
+
+@dataclass(frozen=True)
+class Ended:
+    """A match that ended: finished, or failed for good."""
+
+    match_id: int
+    kind: MatchKind
+    status: MatchStatus
+
+
+EndListener = Callable[[Ended], None]
+"""Told of a match that ended, with no transaction open; may read, write and commit."""
+
+_listeners: dict[MatchKind, list[EndListener]] = {}
+
+
+def when_ended(kind: MatchKind) -> Callable[[EndListener], EndListener]:
+    """Register the decorated function to be told of every ``kind`` match that ends.
+
+    The services above this one (the bot lifecycle for validation matches, the ladders for
+    ladder matches) register at their import, so this module needs none of them.
+    """
+
+    def register(listener: EndListener) -> EndListener:
+        told = _listeners.setdefault(kind, [])
+        if listener not in told:
+            told.append(listener)
+        return listener
+
+    return register
+
+
+def listeners(kind: MatchKind) -> tuple[EndListener, ...]:
+    """Who is told when a ``kind`` match ends."""
+    return tuple(_listeners.get(kind, ()))
+
+
+def tell_ended(match_ids: Iterable[int]) -> None:
+    """Tell the listeners of each match's kind that it ended (from the committed rows).
+
+    No transaction is open while a listener runs, and none is left open afterwards.
+    """
+    ids = list(match_ids)
+    if not ids:
+        return
+    try:
+        rows = db.session.execute(
+            select(Match.id, Match.kind, Match.status).where(Match.id.in_(ids)).order_by(Match.id)
+        ).all()
+    finally:
+        db.session.rollback()
+    for match_id, kind, status in rows:
+        for listener in listeners(kind):
+            try:
+                listener(Ended(match_id, kind, status))
+            finally:
+                db.session.rollback()
 
 
 # --- the reaper -----------------------------------------------------------------------------
@@ -231,7 +282,7 @@ def reap(now: datetime | None = None) -> ReapReport:
     db.session.commit()
     for match_id in report.requeued + report.resent:
         send_match(match_id, queue=queues[match_id])
-    settle_failed_validations(report.failed)
+    tell_ended(report.failed)
     return report
 
 

@@ -32,7 +32,10 @@ from web.models import (
     utcnow,
 )
 from web.services import attempts, matches, ratings
-from web.services.queue import request_schedule
+
+# A process that plays matches must have everyone who listens for their end registered: the
+# ladders (ladder matches) and the bot lifecycle (validation matches) register at import.
+from web.services import ladders, lifecycle  # noqa: F401  isort: skip
 from web.storage import get_storage, write_atomic
 
 log = logging.getLogger(__name__)
@@ -356,22 +359,6 @@ def _count_failure(bot: Bot, status: str, forfeited: bool, match_id: int, limit:
 
 
 def _after_finish(match_id: int) -> None:
-    """Follow-ups that read the committed result: a ladder asks for its next matches at once,
-    a validation match decides on its version.
-
-    The read transaction is always ended here: a worker must never sit in an open transaction
-    (on SQLite it holds the write lock) while it goes on to other work.
-    """
-    try:
-        kind = db.session.scalar(select(Match.kind).where(Match.id == match_id))
-        if kind == MatchKind.LADDER:
-            db.session.rollback()
-            request_schedule()
-        elif kind == MatchKind.VALIDATION:
-            from web.services.bots import validation_match_finished
-
-            match = db.session.get(Match, match_id)
-            assert match is not None
-            validation_match_finished(match)
-    finally:
-        db.session.rollback()
+    """Tell who listens to the match's kind that it finished: a ladder asks for its next
+    matches at once, a validation match decides on its version (``matches.when_ended``)."""
+    matches.tell_ended([match_id])
