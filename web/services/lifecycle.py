@@ -71,7 +71,9 @@ MOVES: Final[dict[VersionStatus, frozenset[VersionStatus]]] = {
     # platform or lose their worker (uploaded again), or the claim is taken over after its
     # lease ran out (building again, by another worker).
     S.BUILDING: frozenset({S.BUILDING, S.UPLOADED, S.VALIDATING, S.REJECTED}),
-    S.VALIDATING: frozenset({S.ACTIVE, S.REJECTED}),
+    # Validated: active, unless a newer version of the bot is active already (then retired
+    # without playing: the newest validated version is the one that plays).
+    S.VALIDATING: frozenset({S.ACTIVE, S.REJECTED, S.RETIRED}),
     S.ACTIVE: frozenset({S.RETIRED}),
     S.REJECTED: frozenset(),
     S.RETIRED: frozenset(),
@@ -247,14 +249,34 @@ def validation_ended(ended: Ended) -> None:
 
 
 def activate(version: BotVersion) -> None:
-    """Activation: ``version`` becomes the bot's playing version on every ladder of its games;
-    the bot's other active version retires. Does not commit."""
-    bot = db.session.get(Bot, version.bot_id)
+    """Activation: ``version`` becomes the bot's playing version on every ladder of its games
+    and the bot's older active version retires; but if a newer version of the bot is active
+    already, ``version`` retires without playing. Does not commit.
+
+    The bot's row is locked first, so activations of one bot take turns and each sees what the
+    one before it did: whatever order validations finish in, the newest validated version is
+    the one left playing. The lock is ``FOR NO KEY UPDATE``: a match finishing meanwhile adds
+    rows that refer to the bot (its rating changes), which needs only a key-share lock on it,
+    and must not wait for an activation that itself waits for that match's rating rows.
+    """
+    db.session.flush()
+    lock = {"key_share": True}
+    bot = db.session.get(Bot, version.bot_id, with_for_update=lock, populate_existing=True)
     assert bot is not None
-    for older in bot.versions:
+    versions = db.session.scalars(
+        select(BotVersion)
+        .where(BotVersion.bot_id == bot.id)
+        .order_by(BotVersion.number)
+        .execution_options(populate_existing=True)
+    ).all()
+    newer = [v for v in versions if v.number > version.number and v.status == S.ACTIVE]
+    if newer:
+        _superseded(version, newer[-1])
+        return
+    first = all(v.activated_at is None for v in versions if v.id != version.id)
+    for older in versions:
         if older.id != version.id and older.status == S.ACTIVE:
             retire(older)
-    first = all(v.status != S.RETIRED for v in bot.versions if v.id != version.id)
     move(version, S.ACTIVE)
     version.activated_at = utcnow()
     version.error = None
@@ -265,6 +287,15 @@ def activate(version: BotVersion) -> None:
             ratings.ensure_rating(bot.id, ladder.id)
         else:
             ratings.new_version_rating(bot.id, ladder.id)
+
+
+def _superseded(version: BotVersion, newest: BotVersion) -> None:
+    """``version`` passed every stage, but ``newest`` (a newer version) plays already."""
+    move(version, S.RETIRED)
+    version.validation_log += (
+        f"validated, but version {newest.number} is newer and already active: "
+        "retired without playing\n"
+    )
 
 
 def retire(version: BotVersion) -> None:
