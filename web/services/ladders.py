@@ -31,7 +31,7 @@ from web.models import (
     User,
     VersionStatus,
 )
-from web.services.matches import Ended, create_match, new_seed, when_ended
+from web.services.matches import Ended, cancel_retired, create_match, new_seed, when_ended
 from web.services.placement import placement_left as placement_left  # the pages ask here
 from web.services.placement import placement_played
 from web.services.queue import request_schedule
@@ -222,6 +222,7 @@ def schedule_all(rng: random.Random | None = None) -> int:
     """Top up every active ladder, placement matches first. Commits; returns how many matches
     were queued."""
     rng = rng or random.Random()
+    cancel_retired()  # seated before their version retired: counted out, never played
     target = int(current_app.config["QUEUE_TARGET"])
     open_ladders = list(db.session.scalars(select(Ladder).where(Ladder.active.is_(True))))
     total = sum(len(schedule_placement(ladder, rng)) for ladder in open_ladders)

@@ -58,7 +58,7 @@ from web.models import (
     utcnow,
 )
 from web.services import attempts, building, ladders, ratings
-from web.services.matches import Ended, create_match, when_ended
+from web.services.matches import Ended, cancel_retired, create_match, when_ended
 from web.services.queue import PREPARE_TASK, after_commit, send_task, version_ids_in_broker
 
 log = logging.getLogger(__name__)
@@ -299,8 +299,12 @@ def _superseded(version: BotVersion, newest: BotVersion) -> None:
 
 
 def retire(version: BotVersion) -> None:
-    """Retirement: an active version stops playing (a newer one took its place)."""
+    """Retirement: an active version stops playing (a newer one took its place); its ladder
+    and placement matches still queued are cancelled, never played for nothing."""
     move(version, S.RETIRED)
+    cancelled = cancel_retired(version_ids=[version.id])
+    if cancelled:
+        log.info("version %s retired: queued matches %s cancelled", version.id, cancelled)
 
 
 # --- claim, lease and retry of the preparation ---------------------------------------------

@@ -1,4 +1,5 @@
-"""The match lifecycle: queued -> running -> finished | failed (or back to queued).
+"""The match lifecycle: queued -> running -> finished | failed (or back to queued); a queued
+ladder match that seats a retired version -> cancelled.
 
 The database is the source of truth. A worker *claims* a match with one compare-and-set UPDATE;
 whoever loses the race (a duplicate delivery, a redelivery after the visibility timeout) does
@@ -16,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, exists, or_, select, update
 
 from web.extensions import db
 from web.models import (
@@ -25,6 +26,7 @@ from web.models import (
     MatchKind,
     MatchSeat,
     MatchStatus,
+    VersionStatus,
     utcnow,
 )
 from web.services import attempts, sealing
@@ -113,7 +115,7 @@ def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
     )
     stmt = (
         update(Match)
-        .where(Match.id == match_id, claimable, attempts.left())
+        .where(Match.id == match_id, claimable, attempts.left(), ~_seats_retired())
         .values(
             status=MatchStatus.RUNNING,
             attempts=Match.attempts + 1,
@@ -126,8 +128,51 @@ def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
     )
     won = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
     attempt = db.session.scalar(select(Match.attempts).where(Match.id == match_id)) if won else None
+    if not won:
+        cancel_retired(match_ids=[match_id])  # seated before its version retired
     db.session.commit()
     return attempt
+
+
+def _seats_retired() -> ColumnElement[bool]:
+    """SQL: a ladder match with a seat held by a retired version (no use playing it)."""
+    retired = exists().where(
+        MatchSeat.match_id == Match.id,
+        MatchSeat.bot_version_id == BotVersion.id,
+        BotVersion.status == VersionStatus.RETIRED,
+    )
+    return and_(Match.kind == MatchKind.LADDER, retired)
+
+
+def cancel_retired(
+    *, match_ids: Iterable[int] | None = None, version_ids: Iterable[int] | None = None
+) -> list[int]:
+    """Cancel the queued ladder and placement matches that seat a retired version (among
+    ``match_ids``, or of ``version_ids``, or all); their ids. Does not commit.
+
+    A running one is left to finish. The scheduler no longer counts a cancelled match, and a
+    worker given its message finds nothing to claim.
+    """
+    query = select(Match.id).where(Match.status == MatchStatus.QUEUED, _seats_retired())
+    if match_ids is not None:
+        query = query.where(Match.id.in_(list(match_ids)))
+    if version_ids is not None:
+        seated = select(MatchSeat.match_id).where(MatchSeat.bot_version_id.in_(list(version_ids)))
+        query = query.where(Match.id.in_(seated))
+    ids = list(db.session.scalars(query))
+    if ids:
+        db.session.execute(
+            update(Match)
+            .where(Match.id.in_(ids), Match.status == MatchStatus.QUEUED)
+            .values(
+                status=MatchStatus.CANCELLED,
+                finished_at=utcnow(),
+                lease_until=None,
+                error="cancelled before it was played: a version seated in it was retired",
+            )
+            .execution_options(synchronize_session=False)
+        )
+    return ids
 
 
 def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
