@@ -99,6 +99,31 @@ def test_a_match_whose_worker_is_killed_three_times_finishes_rated_once(
     assert sorted(games) == [2, 2]
 
 
+def test_a_match_whose_worker_process_is_killed_is_played_again_at_once(
+    pg_app: Flask, start_worker: Callable[..., Worker]
+) -> None:
+    """The broker hands the killed process's message to another process at once; the claim
+    sees its holder gone and takes the match over, long before its ten-minute lease ends (no
+    reaper runs in this test)."""
+    require_bwrap()
+    pg_app.config.update(MOVE_TIMEOUT=1.0, TIME_BANK=1.0, MATCH_LEASE=600)
+    greedy = sample_version("python/challenge-greedy")
+    sleeper = unvalidated_version("hostile/sleeper")  # every turn runs into the time limit
+    ladder = ladders.default_ladder("challenge")
+    killed = matches.create_match(ladder.game_config(), [greedy, sleeper], ladder_id=ladder.id)
+    db.session.commit()
+    worker = start_worker(pg_app, queues=",".join(MATCH_QUEUES))  # no reaper, no scheduling
+    holder = wait_for(lambda: _running_attempt(killed.id, 1), 120, "attempt 1", worker)
+    lease_until = match_row(killed.id).lease_until
+    os.kill(int(holder.rsplit(":", 1)[1]), signal.SIGKILL)
+    wait_for(lambda: match_row(killed.id).attempts == 2, 120, "attempt 2", worker)
+    row = match_row(killed.id)
+    assert row.started_at < lease_until
+    assert (row.lost_workers, row.faults) == (1, 0)
+    wait_for(lambda: finished(killed.id), 180, "the match to finish", worker)
+    assert rating_changes(killed.id) == 2
+
+
 @pytest.fixture
 def small_disk(shared_tmp: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs mounted as the storage folder (the app's ``STORAGE_DIR``)."""

@@ -20,10 +20,12 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TypeVar
 
 from flask import current_app
@@ -42,6 +44,9 @@ STORAGE_ERRNOS = frozenset(
     {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG, errno.ENFILE}
 )
 """Errors of a disk or file system rather than of the file being written."""
+
+PROC_STAT = Path("/proc/self/stat")
+"""Present where processes can be looked up in ``/proc`` (Linux)."""
 
 DATABASE_ERRORS = (OperationalError, InterfaceError)
 """What SQLAlchemy raises when the database cannot be reached or drops the connection."""
@@ -139,6 +144,41 @@ def charge(
     delay = backoff(failures)
     match.error = f"{error}; not the match's fault: played again in {delay:g} s"
     return _queue(match, now, delay)
+
+
+def holder_gone(worker: str | None) -> bool:
+    """True if ``worker`` (a claim's holder, ``host:pid``) is a process of this host that no
+    longer runs: its match may be taken over at once, before its lease runs out.
+
+    The broker hands the message of a worker process that died (killed, out of memory) to
+    another at once; without this the match would wait for the dead claim's lease. Only a
+    process of this host can be known to be gone: another host's claim keeps its lease.
+    """
+    if not worker:
+        return False
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    return not _running(int(pid))
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    if not PROC_STAT.exists():  # no /proc: ask the kernel whether the pid exists at all
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # cannot tell: it may run
+        return True
+    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
 
 
 def worker_lost(match: Match, now: datetime) -> bool:

@@ -105,14 +105,17 @@ def match_queue(match: Match) -> str:
 def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
     """Take match ``match_id`` for this worker; the attempt number, or None if someone else has it.
 
-    Succeeds for a queued match, or a running one whose lease ran out (its worker died), as long
-    as attempts remain (``web.services.attempts``). Commits.
+    Succeeds for a queued match, or a running one whose lease ran out (its worker died) or
+    whose holder is a process of this host known to be gone (``attempts.holder_gone``: the
+    broker redelivered a dead worker's message), as long as attempts remain
+    (``web.services.attempts``). Commits.
     """
     now = utcnow()
-    claimable = or_(
-        Match.status == MatchStatus.QUEUED,
-        and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now),
-    )
+    running = Match.status == MatchStatus.RUNNING
+    claimable = or_(Match.status == MatchStatus.QUEUED, and_(running, Match.lease_until < now))
+    holder = db.session.scalar(select(Match.worker).where(Match.id == match_id, running))
+    if attempts.holder_gone(holder):
+        claimable = or_(claimable, and_(running, Match.worker == holder))
     stmt = (
         update(Match)
         .where(Match.id == match_id, claimable, attempts.left(), ~_seats_retired())
