@@ -21,6 +21,7 @@ import errno
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,6 +63,7 @@ class Fault:
 
     platform: bool
     message: str
+    storage: bool = False  # the storage failed: the play is tried again once it answers
 
 
 def classify(exc: BaseException) -> Fault:
@@ -69,9 +71,9 @@ def classify(exc: BaseException) -> Fault:
     if isinstance(exc, DATABASE_ERRORS):
         return Fault(True, f"database unreachable: {_first_line(exc)}")
     if isinstance(exc, StorageError):
-        return Fault(True, str(exc))
+        return Fault(True, str(exc), storage=True)
     if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
-        return Fault(True, f"storage failure: {describe_os_error(exc)}")
+        return Fault(True, f"storage failure: {describe_os_error(exc)}", storage=True)
     if isinstance(exc, (InfrastructureError, OSError, ConnectionError, TimeoutError)):
         return Fault(True, f"platform failure: {type(exc).__name__}: {exc}")
     if _is_broker_error(exc):
@@ -125,11 +127,18 @@ def has_attempts_left(match: Match) -> bool:
 
 
 def charge(
-    match: Match, error: str, *, platform: bool, now: datetime | None = None
+    match: Match,
+    error: str,
+    *,
+    platform: bool,
+    storage: bool = False,
+    now: datetime | None = None,
 ) -> float | None:
     """Record a play given back with ``error``; queue the match again or fail it.
 
-    Returns the seconds to wait before the match is sent again, or None if it failed.
+    Returns the seconds to wait before the match is sent again, or None if it failed. A match
+    given back for a ``storage`` fault is played before that, as soon as the storage answers
+    (``waiting_for_storage``).
     """
     now = now or utcnow()
     match.lease_until = None
@@ -142,8 +151,41 @@ def charge(
         return _queue(match, now, backoff(match.faults))
     failures = match.attempts - match.faults
     delay = backoff(failures)
-    match.error = f"{error}; not the match's fault: played again in {delay:g} s"
+    if storage:
+        match.error = f"{error}; not the match's fault: {STORAGE_WAIT}, in {delay:g} s at most"
+    else:
+        match.error = f"{error}; not the match's fault: played again in {delay:g} s"
     return _queue(match, now, delay)
+
+
+# --- a storage that answers again -------------------------------------------------------------
+
+STORAGE_WAIT = "played again as soon as the storage answers"
+"""Marks the error of a match given back for a fault of the storage."""
+
+STORAGE_PROBE_EVERY = 5.0
+"""Seconds between two looks at the storage while a match waits for it to answer."""
+
+
+def waiting_for_storage(status: MatchStatus, due: datetime, error: str | None) -> bool:
+    """Whether a match (its status, ``queued_at`` and error) waits out a storage fault's
+    backoff: its message comes every ``STORAGE_PROBE_EVERY`` s to look at the storage."""
+    return status == MatchStatus.QUEUED and due > utcnow() and STORAGE_WAIT in (error or "")
+
+
+def storage_answers(root: Path) -> bool:
+    """Whether a small file can be written to the storage folder ``root`` (and removed)."""
+    probe = root / f".probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        with probe.open("wb") as fh:
+            fh.write(b"\0" * 4096)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError:
+        return False
+    finally:
+        probe.unlink(missing_ok=True)
+    return True
 
 
 def holder_gone(worker: str | None) -> bool:

@@ -196,23 +196,27 @@ def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
 
 
 def release(
-    match_id: int, attempt: int, error: str, *, platform: bool = False
+    match_id: int, attempt: int, error: str, *, platform: bool = False, storage: bool = False
 ) -> MatchStatus | None:
     """Give back a claim after a failed play: queued again (after a backoff), or failed.
 
-    A fault of the ``platform`` spends no attempt (``web.services.attempts``). Commits; returns
-    the new status (None if the claim was no longer held).
+    A fault of the ``platform`` spends no attempt (``web.services.attempts``); after one of the
+    ``storage`` the message comes back every ``STORAGE_PROBE_EVERY`` s to look whether the
+    storage answers again, rather than once the whole backoff has passed. Commits; returns the
+    new status (None if the claim was no longer held).
     """
     match = db.session.get(Match, match_id, with_for_update=True)
     if match is None or match.status != MatchStatus.RUNNING or match.attempts != attempt:
         db.session.rollback()
         return None
-    delay = attempts.charge(match, error, platform=platform)
+    delay = attempts.charge(match, error, platform=platform, storage=storage)
     queue = match_queue(match)
     db.session.commit()
     if delay is None:
         tell_ended([match_id])
         return MatchStatus.FAILED
+    if storage:
+        delay = min(delay, attempts.STORAGE_PROBE_EVERY)
     send_match(match_id, queue=queue, countdown=delay)
     return MatchStatus.QUEUED
 
