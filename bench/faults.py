@@ -320,6 +320,9 @@ def main() -> None:
             "MOVE_TIMEOUT": 1.0,
             "TIME_BANK": 1.0,
             "VALIDATION_MATCH": False,
+            # Only the bench's own matches: the scheduler queues none.
+            "QUEUE_TARGET": 0,
+            "PLACEMENT_MATCHES": 0,
         }
         app = create_app(config)
         workers = Workers(worker_env(app, args.redis_url), Path(logs))
@@ -331,9 +334,12 @@ def main() -> None:
                 workers.start("w2")
                 ids: list[int] = []
                 kills = kill_replays(made, args.kills, ids)
+                print(f"kill: {' '.join(f'{k:.1f}' for k in kills)} s", file=sys.stderr)
                 settle(ids, 300)  # the long matches out of the workers' way
                 resent = resend(made, proxy, ids)
+                print(f"resend: {resent:.1f} s", file=sys.stderr)
                 resumed = storage_resume(made, disk, ids) if disk else None
+                print(f"storage: {resumed} s", file=sys.stderr)
                 lost, double = outcome(ids, started + args.deadline)
                 from web.extensions import db
 
