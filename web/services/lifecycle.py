@@ -5,12 +5,13 @@ retry rules of its preparation.
 ::
 
     uploaded --claim--> building --self-test passed--> validating --clean match--> active
-       |  ^                |  |                            |                         |
-       |  +--platform------+  +--the bot's fault--+        +--failed match--+        |
-       |     fault, lost worker                   v                         v        v
-       +--refused upload-----------------------> rejected <----------------+     retired
-                                                                          (a newer version
-                                                                           became active)
+       |  ^                |  |                          |   |                       |
+       |  +--platform------+  +--the bot's fault--+      |   +--failed match--+      |
+       |     fault, lost worker                   v      |                    v      v
+       +--refused upload-----------------------> rejected <-------------------+   retired
+                                                         |                           ^
+                                                         +--validated, but a newer --+
+                                                            version is active already
 
 Placement is not a status of its own: an active version that still owes placement matches
 (``web.services.placement``) is *placing*. Other modules report events here (an upload stored,
