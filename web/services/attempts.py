@@ -152,7 +152,9 @@ def charge(
     failures = match.attempts - match.faults
     delay = backoff(failures)
     if storage:
-        match.error = f"{error}; not the match's fault: {STORAGE_WAIT}, in {delay:g} s at most"
+        match.error = (
+            f"{error}; not the match's fault: played again {STORAGE_WAIT}, in {delay:g} s at most"
+        )
     else:
         match.error = f"{error}; not the match's fault: played again in {delay:g} s"
     return _queue(match, now, delay)
@@ -160,17 +162,18 @@ def charge(
 
 # --- a storage that answers again -------------------------------------------------------------
 
-STORAGE_WAIT = "played again as soon as the storage answers"
-"""Marks the error of a match given back for a fault of the storage."""
+STORAGE_WAIT = "as soon as the storage answers"
+"""Marks the error of a match or a version given back for a fault of the storage."""
 
 STORAGE_PROBE_EVERY = 5.0
 """Seconds between two looks at the storage while a match waits for it to answer."""
 
 
-def waiting_for_storage(status: MatchStatus, due: datetime, error: str | None) -> bool:
-    """Whether a match (its status, ``queued_at`` and error) waits out a storage fault's
-    backoff: its message comes every ``STORAGE_PROBE_EVERY`` s to look at the storage."""
-    return status == MatchStatus.QUEUED and due > utcnow() and STORAGE_WAIT in (error or "")
+def waiting_for_storage(waiting: bool, due: datetime | None, error: str | None) -> bool:
+    """Whether a match or a version (``waiting``: queued, or uploaded; ``due``: when its
+    backoff ends; its error) waits out a storage fault's backoff: its message comes every
+    ``STORAGE_PROBE_EVERY`` s to look at the storage."""
+    return waiting and due is not None and due > utcnow() and STORAGE_WAIT in (error or "")
 
 
 def storage_answers(root: Path) -> bool:

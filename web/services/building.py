@@ -58,7 +58,7 @@ def fault_of(exc: Exception) -> attempts.Fault:
     if code is not None:
         why = attempts.describe_os_error(OSError(code, ""))
         return attempts.Fault(
-            True, f"could not write to the storage folder {get_storage().root}: {why}"
+            True, f"could not write to the storage folder {get_storage().root}: {why}", True
         )
     return attempts.classify(exc)
 

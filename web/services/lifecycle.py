@@ -61,6 +61,7 @@ from web.models import (
 from web.services import attempts, building, ladders, ratings
 from web.services.matches import Ended, cancel_retired, create_match, when_ended
 from web.services.queue import PREPARE_TASK, after_commit, send_task, version_ids_in_broker
+from web.storage import get_storage
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +122,9 @@ def prepare(version_id: int) -> VersionStatus:
     Runs under a claim: a platform fault gives the claim back to be tried again later; only
     the bot's own faults reject the version. Commits.
     """
+    waiting = _still_waiting_for_storage(version_id)
+    if waiting is not None:
+        return waiting
     attempt = claim(version_id)
     if attempt is None:
         version = db.session.get(BotVersion, version_id)
@@ -137,7 +141,7 @@ def prepare(version_id: int) -> VersionStatus:
             log.warning("version %s: preparing it met a platform fault: %s", version_id, exc)
             attempts.forget_transaction()
             attempts.patiently(
-                lambda: give_back(version_id, attempt, fault.message),
+                lambda: give_back(version_id, attempt, fault.message, storage=fault.storage),
                 f"version {version_id}: giving the claim back",
             )
             return S.UPLOADED
@@ -146,6 +150,23 @@ def prepare(version_id: int) -> VersionStatus:
         lambda: _conclude(version_id, attempt, work, refusal),
         f"version {version_id}: concluding",
     )
+
+
+def _still_waiting_for_storage(version_id: int) -> VersionStatus | None:
+    """For a version given back for a storage fault, whose message comes early to look: None
+    (prepare it now) once the storage answers, else its status, with its message sent again."""
+    version = db.session.get(BotVersion, version_id)
+    if version is None or not attempts.waiting_for_storage(
+        version.status == S.UPLOADED, version.prepare_due, version.error
+    ):
+        db.session.rollback()
+        return None
+    due = (version.prepare_due - utcnow()).total_seconds() if version.prepare_due else 0.0
+    db.session.rollback()
+    if attempts.storage_answers(get_storage().root):
+        return None
+    send(version_id, min(due, attempts.STORAGE_PROBE_EVERY))
+    return S.UPLOADED
 
 
 def _detached_copy(version_id: int) -> BotVersion:
@@ -404,9 +425,11 @@ def leased(version_id: int, attempt: int) -> Iterator[None]:
         thread.join()
 
 
-def give_back(version_id: int, attempt: int, error: str) -> float | None:
+def give_back(version_id: int, attempt: int, error: str, *, storage: bool = False) -> float | None:
     """A platform fault: queued again after a backoff, the error recorded. Commits.
 
+    After a fault of the ``storage`` the message comes back every ``STORAGE_PROBE_EVERY`` s
+    to look whether the storage answers again, rather than once the whole backoff has passed.
     Returns the backoff, or None if the claim was no longer held.
     """
     version = held(version_id, attempt)
@@ -415,9 +438,14 @@ def give_back(version_id: int, attempt: int, error: str) -> float | None:
     delay = attempts.backoff(max(version.prepare_attempts - version.prepare_lost, 1))
     move(version, S.UPLOADED)
     version.prepare_due = utcnow() + timedelta(seconds=delay)
-    version.error = f"{error}; not the bot's fault: built again in {delay:g} s"
+    again = (
+        f"built again {attempts.STORAGE_WAIT}, in {delay:g} s at most"
+        if storage
+        else (f"built again in {delay:g} s")
+    )
+    version.error = f"{error}; not the bot's fault: {again}"
     db.session.commit()
-    send(version_id, delay)
+    send(version_id, min(delay, attempts.STORAGE_PROBE_EVERY) if storage else delay)
     return delay
 
 

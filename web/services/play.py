@@ -82,7 +82,7 @@ def _still_waiting_for_storage(match_id: int) -> str | None:
     (play it now) once the storage answers, else why not, with its message sent again."""
     match = db.session.get(Match, match_id)
     if match is None or not attempts.waiting_for_storage(
-        match.status, match.queued_at, match.error
+        match.status == MatchStatus.QUEUED, match.queued_at, match.error
     ):
         db.session.rollback()
         return None

@@ -7,21 +7,23 @@ reaper, with a bound; a lost prepare message is resent, one waiting in the queue
 
 from __future__ import annotations
 
+import ast
 import errno
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from flask import Flask
+from flask import Flask, current_app
 
 from tests.web.conftest import SAMPLES, missing, require_bwrap
 from web.extensions import db
 from web.models import BotVersion, VersionStatus, utcnow
-from web.services import bots, lifecycle, queue, users
-from web.services.queue import BUILDS
+from web.services import attempts, bots, lifecycle, queue, users
+from web.services.queue import BUILDS, app_redis
 from web.storage import get_storage
 
 pytestmark = pytest.mark.services
@@ -265,3 +267,36 @@ def test_a_command_the_sandbox_does_not_have_rejects_the_bot_at_once(
     assert "command not found: 'no-such-ruby'" in log, log
     assert "not the bot's fault" not in str(version.error)
     assert version.prepare_attempts == 1
+
+
+def _prepare_etas(version_id: int) -> list[datetime]:
+    """When the version's prepare messages waiting in the ``builds`` queue are due."""
+    prefix = str(current_app.config["BROKER_PREFIX"])
+    with app_redis() as client:
+        assert client is not None
+        raw = [json.loads(m) for m in client.lrange(prefix + BUILDS, 0, -1)]
+    return [
+        datetime.fromisoformat(m["headers"]["eta"]).astimezone(UTC).replace(tzinfo=None)
+        for m in raw
+        if list(ast.literal_eval(m["headers"]["argsrepr"])) == [version_id] and m["headers"]["eta"]
+    ]
+
+
+def test_a_build_given_back_for_a_full_disk_looks_again_in_seconds_and_claims_nothing_meanwhile(
+    pg_app: Flask, shared_tmp: Path, small_storage: Path
+) -> None:
+    require_bwrap()
+    pg_app.config.update(RETRY_BACKOFF=600.0, RETRY_BACKOFF_MAX=600.0)
+    version_id = submit(built_bot(shared_tmp / "bot"))
+    filler = fill(small_storage)
+    assert lifecycle.prepare(version_id) == VersionStatus.UPLOADED
+    version = row(version_id)
+    assert attempts.STORAGE_WAIT in str(version.error) and "600 s at most" in str(version.error)
+    assert version.prepare_due > utcnow() + timedelta(seconds=500)  # due after its backoff ...
+    etas = _prepare_etas(version_id)  # ... but its message comes in seconds to look
+    assert etas and max(etas) <= utcnow() + timedelta(seconds=attempts.STORAGE_PROBE_EVERY)
+    assert lifecycle.prepare(version_id) == VersionStatus.UPLOADED  # still full: a look only
+    assert row(version_id).prepare_attempts == 1
+    assert len(_prepare_etas(version_id)) == len(etas) + 1  # and the next look is sent
+    filler.unlink()
+    assert lifecycle.prepare(version_id) == VersionStatus.ACTIVE  # freed: built at once
