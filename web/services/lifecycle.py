@@ -101,10 +101,11 @@ def accept(version: BotVersion, files: int) -> None:
     """Upload: the version's files are in place; it is prepared once the transaction commits."""
     version.build_log = f"unpacked {files} files\n"
     app = current_app._get_current_object()  # type: ignore[attr-defined]
+    version_id = version.id  # read now: the row's attributes are expired by the commit
 
     def send_after_commit() -> None:
         with app.app_context():
-            send(version.id)
+            send(version_id)
 
     after_commit(send_after_commit)
 
