@@ -1,8 +1,9 @@
 """Recovery from faults on real PostgreSQL and Redis: how many seconds until work goes on.
 
-Creates a database of its own on ``--database-url``'s server (dropped at the end), uses
-``--redis-url`` with a key prefix of its own, a 16 MiB tmpfs as the storage folder (needs root;
-without it the storage figure is skipped), and two Celery match workers. Then, in turn:
+Creates a database of its own on ``--database-url``'s server (dropped at the end; with
+``--sqlite`` a SQLite file, as the embedded platform runs), uses ``--redis-url`` with a key
+prefix of its own, a 16 MiB tmpfs as the storage folder (needs root; without it the storage
+figure is skipped), and two Celery match workers. Then, in turn:
 
 - **kill**: ``--kills`` (5) times, a long match starts and the worker process playing it is
   killed (SIGKILL); the figure is the time from the kill to the next claim of that match;
@@ -20,7 +21,7 @@ At the end every match must finish, each rated exactly once. The last line:
 ``lost`` counts matches not finished within ``--deadline`` seconds (600) of the start, ``double``
 matches with more rating changes than seats. It stops by itself, whatever happens.
 
-    .venv/bin/python bench/faults.py [--kills 5] [--database-url URL] [--redis-url URL]
+    .venv/bin/python bench/faults.py [--kills 5] [--database-url URL | --sqlite] [--redis-url URL]
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -58,6 +60,9 @@ def parse_args() -> argparse.Namespace:
         "--database-url", default="postgresql+psycopg://root@127.0.0.1:5432/postgres"
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
+    parser.add_argument(
+        "--sqlite", action="store_true", help="SQLite in a file, as the embedded platform runs"
+    )
     return parser.parse_args()
 
 
@@ -72,10 +77,15 @@ def wait(check: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 @contextmanager
-def database(url: str) -> Iterator[str]:
-    """A fresh database on ``url``'s server, dropped afterwards."""
+def database(url: str, sqlite: bool) -> Iterator[str]:
+    """A fresh database on ``url``'s server (or a SQLite file), dropped afterwards."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
+
+    if sqlite:
+        with tempfile.TemporaryDirectory(prefix="arena-faults-db-") as folder:
+            yield f"sqlite:///{folder}/arena.db"
+        return
 
     admin = create_engine(url, isolation_level="AUTOCOMMIT")
     name = f"arena_faults_{uuid.uuid4().hex[:8]}"
@@ -145,14 +155,31 @@ def worker_env(app: Any, redis_url: str) -> dict[str, str]:
     return env
 
 
-def row(match_id: int) -> Any:
+@dataclass(frozen=True)
+class Row:
+    """What the bench reads of a match, copied out so no transaction stays open (on SQLite an
+    open one would hold the database's write lock against the workers)."""
+
+    status: str
+    attempts: int
+    worker: str | None
+    started_at: datetime | None
+    error: str | None
+    seats: int
+
+
+def row(match_id: int) -> Row:
     from web.extensions import db
     from web.models import Match
 
     db.session.expire_all()
     found = db.session.get(Match, match_id)
+    assert found is not None
+    copied = Row(
+        found.status, found.attempts, found.worker, found.started_at, found.error, len(found.seats)
+    )
     db.session.rollback()
-    return found
+    return copied
 
 
 def seconds(later: datetime | None, earlier: datetime) -> float:
@@ -285,7 +312,7 @@ def outcome(ids: list[int], deadline: float) -> tuple[int, int]:
         select(RatingChange.match_id, func.count()).group_by(RatingChange.match_id)
     ).all()
     db.session.rollback()
-    double = sum(n > len(row(m).seats) for m, n in counts)
+    double = sum(n > row(m).seats for m, n in counts)
     return lost, double
 
 
@@ -303,7 +330,7 @@ def main() -> None:
 
     redis = make_url(args.redis_url)
     with (
-        database(args.database_url) as url,
+        database(args.database_url, args.sqlite) as url,
         small_disk() as disk,
         tempfile.TemporaryDirectory(prefix="arena-faults-logs-") as logs,
         TcpProxy(redis.host or "127.0.0.1", redis.port or 6379) as proxy,
