@@ -145,7 +145,7 @@ def prepare(app: Any) -> tuple[Any, list[Any]]:
     from flask_migrate import upgrade
 
     from web.extensions import db
-    from web.services import bots, ladders, users
+    from web.services import bots, ladders, lifecycle, users
 
     upgrade()
     versions = []
@@ -153,7 +153,7 @@ def prepare(app: Any) -> tuple[Any, list[Any]]:
         owner = users.get_or_create_user(f"bench-house-{seat}", house=True)
         db.session.commit()
         version = bots.register_folder(owner, SAMPLES / name, trusted=True)
-        assert str(bots.prepare(version.id)) == "active", version.validation_log
+        assert str(lifecycle.prepare(version.id)) == "active", version.validation_log
         versions.append(version)
     ladder = ladders.get_or_create_ladder("svoi-kozyri", 4, "modern")
     db.session.commit()

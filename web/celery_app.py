@@ -20,17 +20,17 @@ from web.services.queue import (
     DEFAULT,
     MATCH_TASK,
     MATCHES,
+    PREPARE_TASK,
+    REAP_TASK,
+    SCHEDULE_TASK,
     URGENT,
     VALIDATE,
     claim_periodic_send,
+    periodic_ttl,
     redis_client,
 )
 
 log = logging.getLogger(__name__)
-
-BUILD_TASK = "web.tasks.prepare_version"
-SCHEDULE_TASK = "web.tasks.schedule_ladders"
-REAP_TASK = "web.tasks.reap_stale_matches"
 
 ALL_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
 """Every queue, in the order a worker that takes them all serves them."""
@@ -38,11 +38,6 @@ MATCH_WORKER_QUEUES = f"{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
 """What the match workers take: the (short) periodic tasks, validation, placement, the rest."""
 RESERVED_WORKER_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE}"
 """What the reserved worker takes: builds, periodic tasks, validation; no ladder match."""
-
-
-def periodic_ttl(interval: float) -> float:
-    """How long a periodic task's message or run may keep the next one from being sent."""
-    return max(60.0, 4 * interval)
 
 
 def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,7 +77,7 @@ def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
         "result_backend_transport_options": transport,
         "visibility_timeout": visibility,
         "task_default_queue": DEFAULT,
-        "task_routes": {MATCH_TASK: {"queue": MATCHES}, BUILD_TASK: {"queue": BUILDS}},
+        "task_routes": {MATCH_TASK: {"queue": MATCHES}, PREPARE_TASK: {"queue": BUILDS}},
         "beat_scheduler": "web.celery_app:SingleFlightScheduler",
         "beat_schedule": {
             "schedule-ladders": _periodic(SCHEDULE_TASK, float(config["SCHEDULE_INTERVAL"])),

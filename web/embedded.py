@@ -283,11 +283,11 @@ def _seed_demo() -> None:
 
 
 def _add_sample(owner: Any, name: str, folder: Path) -> None:
-    from web.services import bots
+    from web.services import bots, lifecycle
 
     upload = bots.Upload(data=bots.pack_folder(folder))
     version = bots.submit(owner, name, upload, trusted=True)
-    log.info("sample bot %s: %s", name, bots.prepare(version.id))
+    log.info("sample bot %s: %s", name, lifecycle.prepare(version.id))
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

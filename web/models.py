@@ -197,7 +197,7 @@ class BotVersion(db.Model):  # type: ignore[name-defined]
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     activated_at: Mapped[datetime | None]
-    # The claim on its build and self-test (``web.services.preparing``).
+    # The claim on its build and self-test (``web.services.lifecycle``).
     prepare_attempts: Mapped[int] = mapped_column(default=0, server_default="0")
     prepare_lost: Mapped[int] = mapped_column(default=0, server_default="0")
     prepare_lease_until: Mapped[datetime | None]

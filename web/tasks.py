@@ -46,9 +46,9 @@ def run_match(match_id: int) -> str:
 def prepare_version(version_id: int) -> str:
     """Build and self-test a newly uploaded bot version, then validate or activate it.
 
-    A platform fault gives the version back to be prepared again later (``preparing``).
+    A platform fault gives the version back to be prepared again later (``lifecycle``).
     """
-    from web.services.bots import prepare
+    from web.services.lifecycle import prepare
 
     return str(prepare(version_id))
 
@@ -56,7 +56,7 @@ def prepare_version(version_id: int) -> str:
 def _ttl(setting: str) -> float:
     from flask import current_app
 
-    from web.celery_app import periodic_ttl
+    from web.services.queue import periodic_ttl
 
     return periodic_ttl(float(current_app.config[setting]))
 
@@ -74,8 +74,8 @@ def schedule_ladders() -> int:
 @shared_task(name="web.tasks.reap_stale_matches", **_RETRY)
 def reap_stale_matches() -> dict[str, list[int]]:
     """Queue again (or fail) matches whose worker died or whose message was lost."""
+    from web.services.lifecycle import reap as reap_versions
     from web.services.matches import reap
-    from web.services.preparing import reap as reap_versions
     from web.services.queue import periodic_run
     from web.services.tournaments import conclude_all
 

@@ -251,12 +251,12 @@ def require_bwrap() -> None:
 def sample_version(folder: str, owner_name: str = "house", *, house: bool = True) -> Any:
     """Register ``sample_bots/<folder>`` (trusted, to a house account) and make it active now."""
     from web.extensions import db
-    from web.services import bots, users
+    from web.services import bots, lifecycle, users
 
     owner = users.get_or_create_user(owner_name, house=house)
     db.session.commit()
     version = bots.register_folder(owner, SAMPLES / folder, trusted=True)
-    status = bots.prepare(version.id)
+    status = lifecycle.prepare(version.id)
     assert str(status) == "active", version.build_log + version.validation_log + str(version.error)
     return version
 

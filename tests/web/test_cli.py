@@ -24,7 +24,7 @@ def invoke(app: Flask, *args: str) -> str:
 def register(app: Flask, name: str) -> BotVersion:
     invoke(app, "bot", "register", str(SAMPLES / "python" / name), "--owner", "house", "--trusted")
     version = db.session.scalar(select(BotVersion).order_by(BotVersion.id.desc()))
-    from web.services.bots import prepare
+    from web.services.lifecycle import prepare
 
     assert str(prepare(version.id)) == "active", version.validation_log
     return version

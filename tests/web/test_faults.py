@@ -39,7 +39,7 @@ from tests.web.test_worker import finished, match_row, queue, rating_changes, un
 from web import create_app
 from web.extensions import db
 from web.models import Bot, BotVersion, MatchStatus, Rating, VersionStatus
-from web.services import bots, ladders, matches, preparing, users
+from web.services import attempts, bots, ladders, lifecycle, matches, users
 from web.services.queue import MATCH_QUEUES
 from web.storage import get_storage
 
@@ -99,6 +99,31 @@ def test_a_match_whose_worker_is_killed_three_times_finishes_rated_once(
     assert sorted(games) == [2, 2]
 
 
+def test_a_match_whose_worker_process_is_killed_is_played_again_at_once(
+    pg_app: Flask, start_worker: Callable[..., Worker]
+) -> None:
+    """The broker hands the killed process's message to another process at once; the claim
+    sees its holder gone and takes the match over, long before its ten-minute lease ends (no
+    reaper runs in this test)."""
+    require_bwrap()
+    pg_app.config.update(MOVE_TIMEOUT=1.0, TIME_BANK=1.0, MATCH_LEASE=600)
+    greedy = sample_version("python/challenge-greedy")
+    sleeper = unvalidated_version("hostile/sleeper")  # every turn runs into the time limit
+    ladder = ladders.default_ladder("challenge")
+    killed = matches.create_match(ladder.game_config(), [greedy, sleeper], ladder_id=ladder.id)
+    db.session.commit()
+    worker = start_worker(pg_app, queues=",".join(MATCH_QUEUES))  # no reaper, no scheduling
+    holder = wait_for(lambda: _running_attempt(killed.id, 1), 120, "attempt 1", worker)
+    lease_until = match_row(killed.id).lease_until
+    os.kill(int(holder.rsplit(":", 1)[1]), signal.SIGKILL)
+    wait_for(lambda: match_row(killed.id).attempts == 2, 120, "attempt 2", worker)
+    row = match_row(killed.id)
+    assert row.started_at < lease_until
+    assert (row.lost_workers, row.faults) == (1, 0)
+    wait_for(lambda: finished(killed.id), 180, "the match to finish", worker)
+    assert rating_changes(killed.id) == 2
+
+
 @pytest.fixture
 def small_disk(shared_tmp: Path) -> Iterator[Path]:
     """A 4 MiB tmpfs mounted as the storage folder (the app's ``STORAGE_DIR``)."""
@@ -154,6 +179,35 @@ def test_a_full_storage_disk_loses_no_match_and_is_named_as_the_cause(
         assert (row.faults, row.lost_workers, row.error) == (0, 0, None)
         assert row.attempts > 1 and get_storage().resolve(row.replay_path).is_file()
         assert rating_changes(match_id) == 2
+
+
+def test_matches_given_back_for_a_full_disk_play_once_it_is_freed_not_after_their_backoff(
+    pg_app: Flask, small_disk: Path, start_worker: Callable[..., Worker]
+) -> None:
+    require_bwrap()
+    pg_app.config.update(RETRY_BACKOFF=300.0, RETRY_BACKOFF_MAX=600.0)
+    versions = [sample_version(f"python/challenge-{k}") for k in ("greedy", "random")]
+    ladder = ladders.default_ladder("challenge")
+    filler = _fill(small_disk)
+    ids = [queue(ladder, versions, seed=s) for s in range(2)]
+    worker = start_worker(pg_app, queues=",".join(MATCH_QUEUES))  # no reaper runs
+
+    def all_refused() -> bool:
+        return all(attempts.STORAGE_WAIT in (match_row(i).error or "") for i in ids)
+
+    wait_for(all_refused, 120, "every match to meet the full disk", worker)
+    tried = {i: match_row(i).attempts for i in ids}
+    due = {i: match_row(i).queued_at for i in ids}
+    # Their messages come back to look at the disk, find it full and are sent again: no claim.
+    waiting = "waiting for the storage to answer"
+    wait_for(lambda: worker.output().count(waiting) >= 2, 120, "a look at the full disk", worker)
+    assert {i: match_row(i).attempts for i in ids} == tried
+    filler.unlink()
+    wait_for(lambda: all(finished(i) for i in ids), 120, "every match once the disk is freed")
+    for match_id in ids:
+        row = match_row(match_id)
+        assert row.finished_at < due[match_id]  # long before their backoff of 300 s ran out
+        assert (row.faults, row.error, rating_changes(match_id)) == (0, None, 2)
 
 
 def test_a_database_outage_of_30_seconds_loses_no_message(
@@ -320,7 +374,7 @@ def test_a_build_whose_worker_is_killed_is_built_again_by_another(
     second = start_worker(pg_app, name="second")
 
     def active() -> bool:
-        preparing.reap()  # what the periodic reaper does
+        lifecycle.reap()  # what the periodic reaper does
         return _version(version_id).status == VersionStatus.ACTIVE
 
     wait_for(active, 180, "the version to be built by the second worker", second)

@@ -27,7 +27,7 @@ from tests.web.conftest import (
 from web import engine
 from web.extensions import db
 from web.models import BotVersion, Match, MatchStatus, Rating, RatingChange, VersionStatus
-from web.services import bots, ladders, matches, users
+from web.services import bots, building, ladders, lifecycle, matches, users
 from web.services.queue import send_match
 from web.storage import get_storage
 
@@ -63,8 +63,9 @@ def unvalidated_version(folder: str) -> BotVersion:
     """A bot put straight on the ladders (it would fail the self-test): slow matches on demand."""
     owner = users.get_or_create_user("house", house=True)
     version = bots.register_folder(owner, SAMPLES / folder, trusted=True)
-    bots.record_manifest(version, engine.load_manifest(get_storage().bot_dir(version.id)))
-    bots.activate(version)
+    building.record_manifest(version, engine.load_manifest(get_storage().bot_dir(version.id)))
+    version.status = VersionStatus.VALIDATING  # straight to activation
+    lifecycle.activate(version)
     db.session.commit()
     return version
 

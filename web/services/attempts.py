@@ -20,10 +20,13 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TypeVar
 
 from flask import current_app
@@ -43,6 +46,9 @@ STORAGE_ERRNOS = frozenset(
 )
 """Errors of a disk or file system rather than of the file being written."""
 
+PROC_STAT = Path("/proc/self/stat")
+"""Present where processes can be looked up in ``/proc`` (Linux)."""
+
 DATABASE_ERRORS = (OperationalError, InterfaceError)
 """What SQLAlchemy raises when the database cannot be reached or drops the connection."""
 
@@ -57,6 +63,7 @@ class Fault:
 
     platform: bool
     message: str
+    storage: bool = False  # the storage failed: the play is tried again once it answers
 
 
 def classify(exc: BaseException) -> Fault:
@@ -64,9 +71,9 @@ def classify(exc: BaseException) -> Fault:
     if isinstance(exc, DATABASE_ERRORS):
         return Fault(True, f"database unreachable: {_first_line(exc)}")
     if isinstance(exc, StorageError):
-        return Fault(True, str(exc))
+        return Fault(True, str(exc), storage=True)
     if isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS:
-        return Fault(True, f"storage failure: {describe_os_error(exc)}")
+        return Fault(True, f"storage failure: {describe_os_error(exc)}", storage=True)
     if isinstance(exc, (InfrastructureError, OSError, ConnectionError, TimeoutError)):
         return Fault(True, f"platform failure: {type(exc).__name__}: {exc}")
     if _is_broker_error(exc):
@@ -120,11 +127,18 @@ def has_attempts_left(match: Match) -> bool:
 
 
 def charge(
-    match: Match, error: str, *, platform: bool, now: datetime | None = None
+    match: Match,
+    error: str,
+    *,
+    platform: bool,
+    storage: bool = False,
+    now: datetime | None = None,
 ) -> float | None:
     """Record a play given back with ``error``; queue the match again or fail it.
 
-    Returns the seconds to wait before the match is sent again, or None if it failed.
+    Returns the seconds to wait before the match is sent again, or None if it failed. A match
+    given back for a ``storage`` fault is played before that, as soon as the storage answers
+    (``waiting_for_storage``).
     """
     now = now or utcnow()
     match.lease_until = None
@@ -137,8 +151,79 @@ def charge(
         return _queue(match, now, backoff(match.faults))
     failures = match.attempts - match.faults
     delay = backoff(failures)
-    match.error = f"{error}; not the match's fault: played again in {delay:g} s"
+    if storage:
+        match.error = (
+            f"{error}; not the match's fault: played again {STORAGE_WAIT}, in {delay:g} s at most"
+        )
+    else:
+        match.error = f"{error}; not the match's fault: played again in {delay:g} s"
     return _queue(match, now, delay)
+
+
+# --- a storage that answers again -------------------------------------------------------------
+
+STORAGE_WAIT = "as soon as the storage answers"
+"""Marks the error of a match or a version given back for a fault of the storage."""
+
+STORAGE_PROBE_EVERY = 5.0
+"""Seconds between two looks at the storage while a match waits for it to answer."""
+
+
+def waiting_for_storage(waiting: bool, due: datetime | None, error: str | None) -> bool:
+    """Whether a match or a version (``waiting``: queued, or uploaded; ``due``: when its
+    backoff ends; its error) waits out a storage fault's backoff: its message comes every
+    ``STORAGE_PROBE_EVERY`` s to look at the storage."""
+    return waiting and due is not None and due > utcnow() and STORAGE_WAIT in (error or "")
+
+
+def storage_answers(root: Path) -> bool:
+    """Whether a small file can be written to the storage folder ``root`` (and removed)."""
+    probe = root / f".probe-{os.getpid()}-{threading.get_ident()}"
+    try:
+        with probe.open("wb") as fh:
+            fh.write(b"\0" * 4096)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError:
+        return False
+    finally:
+        probe.unlink(missing_ok=True)
+    return True
+
+
+def holder_gone(worker: str | None) -> bool:
+    """True if ``worker`` (a claim's holder, ``host:pid``) is a process of this host that no
+    longer runs: its match may be taken over at once, before its lease runs out.
+
+    The broker hands the message of a worker process that died (killed, out of memory) to
+    another at once; without this the match would wait for the dead claim's lease. Only a
+    process of this host can be known to be gone: another host's claim keeps its lease.
+    """
+    if not worker:
+        return False
+    host, _, pid = worker.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    return not _running(int(pid))
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    if not PROC_STAT.exists():  # no /proc: ask the kernel whether the pid exists at all
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            return True
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # cannot tell: it may run
+        return True
+    return stat.rpartition(")")[2].split()[:1] not in (["Z"], ["X"])
 
 
 def worker_lost(match: Match, now: datetime) -> bool:

@@ -31,6 +31,10 @@ from web.models import (
     User,
     VersionStatus,
 )
+from web.services.matches import Ended, cancel_retired, create_match, new_seed, when_ended
+from web.services.placement import placement_left as placement_left  # the pages ask here
+from web.services.placement import placement_played
+from web.services.queue import request_schedule
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +104,14 @@ def ladders_for(games: Sequence[str]) -> list[Ladder]:
 
 
 # --- the scheduler -------------------------------------------------------------------------
+
+
+@when_ended(MatchKind.LADDER)
+def ladder_match_ended(ended: Ended) -> None:
+    """A finished ladder match asks for a scheduler run at once: the workers do not wait for
+    the next beat with a ladder below its target."""
+    if ended.status == MatchStatus.FINISHED:
+        request_schedule()
 
 
 def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, BotVersion]]:
@@ -189,8 +201,6 @@ def _table_matches(
 ) -> list[Match]:
     """The matches of one table: every rotation of its seats on one deal when the ladder is
     mirrored (a sealed deal group), else the table as seated."""
-    from web.services.matches import create_match, new_seed
-
     seatings = matchmaking.mirrored_seatings(table) if ladder.mirrored else [table]
     group = uuid.uuid4().hex if len(seatings) > 1 else None
     seed = new_seed()
@@ -212,6 +222,7 @@ def schedule_all(rng: random.Random | None = None) -> int:
     """Top up every active ladder, placement matches first. Commits; returns how many matches
     were queued."""
     rng = rng or random.Random()
+    cancel_retired()  # seated before their version retired: counted out, never played
     target = int(current_app.config["QUEUE_TARGET"])
     open_ladders = list(db.session.scalars(select(Ladder).where(Ladder.active.is_(True))))
     total = sum(len(schedule_placement(ladder, rng)) for ladder in open_ladders)
@@ -239,31 +250,6 @@ def active_versions(game: str) -> list[BotVersion]:
 
 PLACEMENT_AHEAD = 2
 """Tables of placement matches kept queued (or running) per new version and ladder."""
-
-
-def placement_played(version_ids: Sequence[int]) -> dict[int, int]:
-    """Finished ladder matches played by each of ``version_ids``."""
-    if not version_ids:
-        return {}
-    rows = db.session.execute(
-        select(MatchSeat.bot_version_id, func.count())
-        .join(Match, Match.id == MatchSeat.match_id)
-        .where(
-            MatchSeat.bot_version_id.in_(list(version_ids)),
-            Match.kind == MatchKind.LADDER,
-            Match.status == MatchStatus.FINISHED,
-        )
-        .group_by(MatchSeat.bot_version_id)
-    ).all()
-    return {int(version_id): int(n) for version_id, n in rows}
-
-
-def placement_left(version: BotVersion) -> int:
-    """Placement matches ``version`` still has to play (0 unless it is active)."""
-    if version.status != VersionStatus.ACTIVE:
-        return 0
-    wanted = int(current_app.config["PLACEMENT_MATCHES"])
-    return max(0, wanted - placement_played([version.id]).get(version.id, 0))
 
 
 def _in_flight(ladder: Ladder, version_id: int) -> int:

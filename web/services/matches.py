@@ -1,4 +1,5 @@
-"""The match lifecycle: queued -> running -> finished | failed (or back to queued).
+"""The match lifecycle: queued -> running -> finished | failed (or back to queued); a queued
+ladder match that seats a retired version -> cancelled.
 
 The database is the source of truth. A worker *claims* a match with one compare-and-set UPDATE;
 whoever loses the race (a duplicate delivery, a redelivery after the visibility timeout) does
@@ -10,12 +11,13 @@ from __future__ import annotations
 
 import logging
 import socket
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, exists, or_, select, update
 
 from web.extensions import db
 from web.models import (
@@ -24,9 +26,11 @@ from web.models import (
     MatchKind,
     MatchSeat,
     MatchStatus,
+    VersionStatus,
     utcnow,
 )
 from web.services import attempts, sealing
+from web.services.placement import placement_left
 from web.services.queue import (
     MATCHES,
     URGENT,
@@ -91,8 +95,6 @@ def match_queue(match: Match) -> str:
         return VALIDATE
     if match.kind != MatchKind.LADDER:
         return MATCHES
-    from web.services.ladders import placement_left
-
     versions = [db.session.get(BotVersion, seat.bot_version_id) for seat in match.seats]
     return URGENT if any(v is not None and placement_left(v) > 0 for v in versions) else MATCHES
 
@@ -103,17 +105,20 @@ def match_queue(match: Match) -> str:
 def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
     """Take match ``match_id`` for this worker; the attempt number, or None if someone else has it.
 
-    Succeeds for a queued match, or a running one whose lease ran out (its worker died), as long
-    as attempts remain (``web.services.attempts``). Commits.
+    Succeeds for a queued match, or a running one whose lease ran out (its worker died) or
+    whose holder is a process of this host known to be gone (``attempts.holder_gone``: the
+    broker redelivered a dead worker's message), as long as attempts remain
+    (``web.services.attempts``). Commits.
     """
     now = utcnow()
-    claimable = or_(
-        Match.status == MatchStatus.QUEUED,
-        and_(Match.status == MatchStatus.RUNNING, Match.lease_until < now),
-    )
+    running = Match.status == MatchStatus.RUNNING
+    claimable = or_(Match.status == MatchStatus.QUEUED, and_(running, Match.lease_until < now))
+    holder = db.session.scalar(select(Match.worker).where(Match.id == match_id, running))
+    if attempts.holder_gone(holder):
+        claimable = or_(claimable, and_(running, Match.worker == holder))
     stmt = (
         update(Match)
-        .where(Match.id == match_id, claimable, attempts.left())
+        .where(Match.id == match_id, claimable, attempts.left(), ~_seats_retired())
         .values(
             status=MatchStatus.RUNNING,
             attempts=Match.attempts + 1,
@@ -126,8 +131,51 @@ def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
     )
     won = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
     attempt = db.session.scalar(select(Match.attempts).where(Match.id == match_id)) if won else None
+    if not won:
+        cancel_retired(match_ids=[match_id])  # seated before its version retired
     db.session.commit()
     return attempt
+
+
+def _seats_retired() -> ColumnElement[bool]:
+    """SQL: a ladder match with a seat held by a retired version (no use playing it)."""
+    retired = exists().where(
+        MatchSeat.match_id == Match.id,
+        MatchSeat.bot_version_id == BotVersion.id,
+        BotVersion.status == VersionStatus.RETIRED,
+    )
+    return and_(Match.kind == MatchKind.LADDER, retired)
+
+
+def cancel_retired(
+    *, match_ids: Iterable[int] | None = None, version_ids: Iterable[int] | None = None
+) -> list[int]:
+    """Cancel the queued ladder and placement matches that seat a retired version (among
+    ``match_ids``, or of ``version_ids``, or all); their ids. Does not commit.
+
+    A running one is left to finish. The scheduler no longer counts a cancelled match, and a
+    worker given its message finds nothing to claim.
+    """
+    query = select(Match.id).where(Match.status == MatchStatus.QUEUED, _seats_retired())
+    if match_ids is not None:
+        query = query.where(Match.id.in_(list(match_ids)))
+    if version_ids is not None:
+        seated = select(MatchSeat.match_id).where(MatchSeat.bot_version_id.in_(list(version_ids)))
+        query = query.where(Match.id.in_(seated))
+    ids = list(db.session.scalars(query))
+    if ids:
+        db.session.execute(
+            update(Match)
+            .where(Match.id.in_(ids), Match.status == MatchStatus.QUEUED)
+            .values(
+                status=MatchStatus.CANCELLED,
+                finished_at=utcnow(),
+                lease_until=None,
+                error="cancelled before it was played: a version seated in it was retired",
+            )
+            .execution_options(synchronize_session=False)
+        )
+    return ids
 
 
 def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
@@ -148,35 +196,90 @@ def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
 
 
 def release(
-    match_id: int, attempt: int, error: str, *, platform: bool = False
+    match_id: int, attempt: int, error: str, *, platform: bool = False, storage: bool = False
 ) -> MatchStatus | None:
     """Give back a claim after a failed play: queued again (after a backoff), or failed.
 
-    A fault of the ``platform`` spends no attempt (``web.services.attempts``). Commits; returns
-    the new status (None if the claim was no longer held).
+    A fault of the ``platform`` spends no attempt (``web.services.attempts``); after one of the
+    ``storage`` the message comes back every ``STORAGE_PROBE_EVERY`` s to look whether the
+    storage answers again, rather than once the whole backoff has passed. Commits; returns the
+    new status (None if the claim was no longer held).
     """
     match = db.session.get(Match, match_id, with_for_update=True)
     if match is None or match.status != MatchStatus.RUNNING or match.attempts != attempt:
         db.session.rollback()
         return None
-    delay = attempts.charge(match, error, platform=platform)
+    delay = attempts.charge(match, error, platform=platform, storage=storage)
     queue = match_queue(match)
     db.session.commit()
     if delay is None:
-        settle_failed_validations([match_id])
+        tell_ended([match_id])
         return MatchStatus.FAILED
+    if storage:
+        delay = min(delay, attempts.STORAGE_PROBE_EVERY)
     send_match(match_id, queue=queue, countdown=delay)
     return MatchStatus.QUEUED
 
 
-def settle_failed_validations(match_ids: list[int]) -> None:
-    """A validation match that could not be played rejects its version (with the reason)."""
-    from web.services.bots import validation_match_finished
+# --- who is told when a match ends -----------------------------------------------------------
 
-    for match_id in match_ids:
-        match = db.session.get(Match, match_id)
-        if match is not None and match.kind == MatchKind.VALIDATION:
-            validation_match_finished(match)
+
+@dataclass(frozen=True)
+class Ended:
+    """A match that ended: finished, or failed for good."""
+
+    match_id: int
+    kind: MatchKind
+    status: MatchStatus
+
+
+EndListener = Callable[[Ended], None]
+"""Told of a match that ended, with no transaction open; may read, write and commit."""
+
+_listeners: dict[MatchKind, list[EndListener]] = {}
+
+
+def when_ended(kind: MatchKind) -> Callable[[EndListener], EndListener]:
+    """Register the decorated function to be told of every ``kind`` match that ends.
+
+    The services above this one (the bot lifecycle for validation matches, the ladders for
+    ladder matches) register at their import, so this module needs none of them.
+    """
+
+    def register(listener: EndListener) -> EndListener:
+        told = _listeners.setdefault(kind, [])
+        if listener not in told:
+            told.append(listener)
+        return listener
+
+    return register
+
+
+def listeners(kind: MatchKind) -> tuple[EndListener, ...]:
+    """Who is told when a ``kind`` match ends."""
+    return tuple(_listeners.get(kind, ()))
+
+
+def tell_ended(match_ids: Iterable[int]) -> None:
+    """Tell the listeners of each match's kind that it ended (from the committed rows).
+
+    No transaction is open while a listener runs, and none is left open afterwards.
+    """
+    ids = list(match_ids)
+    if not ids:
+        return
+    try:
+        rows = db.session.execute(
+            select(Match.id, Match.kind, Match.status).where(Match.id.in_(ids)).order_by(Match.id)
+        ).all()
+    finally:
+        db.session.rollback()
+    for match_id, kind, status in rows:
+        for listener in listeners(kind):
+            try:
+                listener(Ended(match_id, kind, status))
+            finally:
+                db.session.rollback()
 
 
 # --- the reaper -----------------------------------------------------------------------------
@@ -231,7 +334,7 @@ def reap(now: datetime | None = None) -> ReapReport:
     db.session.commit()
     for match_id in report.requeued + report.resent:
         send_match(match_id, queue=queues[match_id])
-    settle_failed_validations(report.failed)
+    tell_ended(report.failed)
     return report
 
 

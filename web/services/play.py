@@ -32,7 +32,12 @@ from web.models import (
     utcnow,
 )
 from web.services import attempts, matches, ratings
-from web.services.queue import request_schedule
+from web.services.queue import send_match
+
+# A process that plays matches must have everyone who listens for their end registered: the
+# ladders (ladder matches), the tournaments (tournament matches) and the bot lifecycle
+# (validation matches) register at import.
+from web.services import ladders, lifecycle, tournaments  # noqa: F401  isort: skip
 from web.storage import get_storage, write_atomic
 
 log = logging.getLogger(__name__)
@@ -46,6 +51,9 @@ LIVE_REPLAY_EVERY = 1.0
 
 def play_match(match_id: int) -> str:
     """Play match ``match_id`` if this worker can claim it; returns what happened, for the logs."""
+    waiting = _still_waiting_for_storage(match_id)
+    if waiting is not None:
+        return waiting
     lease = float(current_app.config["MATCH_LEASE"])
     attempt = matches.claim(match_id, matches.worker_name(), lease)
     if attempt is None:
@@ -70,6 +78,24 @@ def play_match(match_id: int) -> str:
     return "finished" if finished else "result discarded"
 
 
+def _still_waiting_for_storage(match_id: int) -> str | None:
+    """For a match given back for a storage fault, whose message comes early to look: None
+    (play it now) once the storage answers, else why not, with its message sent again."""
+    match = db.session.get(Match, match_id)
+    if match is None or not attempts.waiting_for_storage(
+        match.status == MatchStatus.QUEUED, match.queued_at, match.error
+    ):
+        db.session.rollback()
+        return None
+    due = (match.queued_at - utcnow()).total_seconds()
+    queue = matches.match_queue(match)
+    db.session.rollback()
+    if attempts.storage_answers(get_storage().root):
+        return None
+    send_match(match_id, queue=queue, countdown=min(due, attempts.STORAGE_PROBE_EVERY))
+    return "waiting for the storage to answer"
+
+
 def _give_back(match_id: int, attempt: int, exc: Exception, live: LiveReplay | None) -> str:
     """Release the claim at once, recording the real cause; waits out a database outage."""
     attempts.forget_transaction()
@@ -85,7 +111,9 @@ def _give_back(match_id: int, attempt: int, exc: Exception, live: LiveReplay | N
     if live is not None:
         live.withdraw()
     status = attempts.patiently(
-        lambda: matches.release(match_id, attempt, fault.message, platform=fault.platform),
+        lambda: matches.release(
+            match_id, attempt, fault.message, platform=fault.platform, storage=fault.storage
+        ),
         f"match {match_id}: giving the claim back",
     )
     return f"attempt {attempt} failed: {fault.message} (now {status})"
@@ -356,27 +384,7 @@ def _count_failure(bot: Bot, status: str, forfeited: bool, match_id: int, limit:
 
 
 def _after_finish(match_id: int) -> None:
-    """Follow-ups that read the committed result: a ladder asks for its next matches at once,
-    a tournament's last match concludes it, a validation match decides on its version.
-
-    The read transaction is always ended here: a worker must never sit in an open transaction
-    (on SQLite it holds the write lock) while it goes on to other work.
-    """
-    try:
-        kind = db.session.scalar(select(Match.kind).where(Match.id == match_id))
-        if kind == MatchKind.LADDER:
-            db.session.rollback()
-            request_schedule()
-        elif kind == MatchKind.TOURNAMENT:
-            from web.services.tournaments import conclude
-
-            found = db.session.scalar(select(Match.tournament_id).where(Match.id == match_id))
-            conclude(int(found or 0))
-        elif kind == MatchKind.VALIDATION:
-            from web.services.bots import validation_match_finished
-
-            match = db.session.get(Match, match_id)
-            assert match is not None
-            validation_match_finished(match)
-    finally:
-        db.session.rollback()
+    """Tell who listens to the match's kind that it finished: a ladder asks for its next
+    matches at once, a tournament's last match concludes it, a validation match decides on its
+    version (``matches.when_ended``)."""
+    matches.tell_ended([match_id])

@@ -14,8 +14,11 @@ can tell a match whose message waits in the broker from one whose message was lo
 
 from __future__ import annotations
 
+import ast
 import json
 import logging
+import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -65,20 +68,114 @@ def send_task(
 ) -> bool:
     """Send a task (after ``countdown`` seconds); False (logged) if the broker is unreachable.
 
-    The reaper resends what could not be sent.
+    What could not be sent waits in this process's outbox, which sends it again every
+    ``OUTBOX_RETRY`` seconds until the broker takes it; the reaper resends whatever a process
+    that stopped meanwhile left unsent.
     """
-    celery = current_app.extensions["celery"]
+
+    def publish(delay: float | None) -> None:
+        celery = current_app.extensions["celery"]
+        celery.send_task(name, args=list(args), queue=queue, countdown=delay or None)
+
+    return _send((name, *args), publish, countdown, f"{name}{args!r}")
+
+
+OUTBOX_RETRY = 1.0
+"""Seconds between two tries of the outbox at sending what the broker refused."""
+OUTBOX_PATIENCE = 3600.0
+"""Seconds the outbox keeps trying one message; the reaper resends it after that."""
+
+
+class _Outbox:
+    """Messages the broker refused, sent again every ``OUTBOX_RETRY`` s by a thread of this
+    process until it takes them, each at most once more (a later send of the same message
+    replaces the waiting one). A countdown counts from the first try."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[tuple[Any, ...], tuple[Callable[[float | None], None], float]] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(
+        self, key: tuple[Any, ...], publish: Callable[[float | None], None], due: float
+    ) -> None:
+        with self._lock:
+            self._waiting[key] = (publish, due)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="outbox", daemon=True)
+                self._thread.start()
+
+    def drop(self, key: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._waiting.pop(key, None)
+
+    def waiting(self) -> list[tuple[Any, ...]]:
+        with self._lock:
+            return list(self._waiting)
+
+    def reset(self) -> None:
+        """In a forked child: nothing waits there, and no thread runs."""
+        self._lock = threading.Lock()
+        self._waiting, self._thread = {}, None
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(OUTBOX_RETRY)
+            with self._lock:
+                batch = list(self._waiting.items())
+                if not batch:
+                    self._thread = None
+                    return
+            for key, (publish, due) in batch:
+                if time.monotonic() - due > OUTBOX_PATIENCE:
+                    self.drop(key)
+                    continue
+                try:
+                    publish(max(due - time.monotonic(), 0.0) or None)
+                except Exception:  # still down: tried again on the next round
+                    continue
+                with self._lock:
+                    if self._waiting.get(key, (None,))[0] is publish:
+                        del self._waiting[key]
+                log.info("sent %r once the broker was back", key)
+
+
+OUTBOX = _Outbox()
+os.register_at_fork(after_in_child=OUTBOX.reset)
+
+
+def _send(
+    key: tuple[Any, ...],
+    publish: Callable[[float | None], None],
+    countdown: float | None,
+    what: str,
+) -> bool:
+    """Publish now, or leave it to the outbox (False) if the broker is unreachable."""
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+
+    def in_app(delay: float | None) -> None:
+        with app.app_context():
+            publish(delay)
+
     try:
-        celery.send_task(name, args=list(args), queue=queue, countdown=countdown or None)
+        in_app(countdown)
     except Exception as exc:  # the broker is down: the row stays queued in the database
-        log.warning("could not send %s%r: %s", name, args, exc)
+        if not app.config.get("REDIS_URL"):  # no broker at all: nothing will ever take it
+            log.warning("could not send %s: %s", what, exc)
+            return False
+        log.warning("could not send %s: %s; sent again once the broker is back", what, exc)
+        OUTBOX.add(key, in_app, time.monotonic() + (countdown or 0.0))
         return False
+    OUTBOX.drop(key)
     return True
 
 
 BUILDS, DEFAULT, VALIDATE, URGENT, MATCHES = "builds", "default", "validate", "urgent", "matches"
 MATCH_QUEUES = (VALIDATE, URGENT, MATCHES)
 MATCH_TASK = "web.tasks.run_match"
+PREPARE_TASK = "web.tasks.prepare_version"
+SCHEDULE_TASK = "web.tasks.schedule_ladders"
+REAP_TASK = "web.tasks.reap_stale_matches"
 _MATCH_ID_PREFIX = "match-"
 
 
@@ -86,22 +183,18 @@ def send_match(match_id: int, *, queue: str = MATCHES, countdown: float | None =
     """Ask a worker to play match ``match_id`` (the row must already be committed), after
     ``countdown`` seconds if given (a match given back after a platform fault waits its backoff).
 
-    ``queue`` is one of ``MATCH_QUEUES``: validation and placement matches go ahead.
+    ``queue`` is one of ``MATCH_QUEUES``: validation and placement matches go ahead. False if
+    the broker is unreachable: the outbox sends it once the broker is back (``send_task``).
     """
-    celery = current_app.extensions["celery"]
-    task_id = f"{_MATCH_ID_PREFIX}{match_id}-{uuid.uuid4().hex[:12]}"
-    try:
+
+    def publish(delay: float | None) -> None:
+        celery = current_app.extensions["celery"]
+        task_id = f"{_MATCH_ID_PREFIX}{match_id}-{uuid.uuid4().hex[:12]}"
         celery.send_task(
-            MATCH_TASK,
-            args=[match_id],
-            queue=queue,
-            task_id=task_id,
-            countdown=countdown or None,
+            MATCH_TASK, args=[match_id], queue=queue, task_id=task_id, countdown=delay or None
         )
-    except Exception as exc:  # the broker is down: the row stays queued in the database
-        log.warning("could not send match %s: %s", match_id, exc)
-        return False
-    return True
+
+    return _send((MATCH_TASK, match_id), publish, countdown, f"match {match_id}")
 
 
 def send_match_after_commit(match_id: int, *, queue: str = MATCHES) -> None:
@@ -174,7 +267,50 @@ def _match_ids(messages: Iterable[Any]) -> Iterator[int]:
             yield int(number)
 
 
+def version_ids_in_broker() -> set[int]:
+    """Ids of versions whose prepare message waits in the broker's queue (Redis only).
+
+    Anything else (another broker, Redis unreachable) gives an empty set: the reaper then
+    resends, and the claim makes a duplicate harmless.
+    """
+    celery = current_app.extensions["celery"]
+    try:
+        with celery.connection_for_read() as conn:
+            channel = conn.default_channel
+            prefix = getattr(channel, "global_keyprefix", "") or ""
+            queue = _queue_of(celery, PREPARE_TASK)
+            keys = {prefix + channel._q_for_pri(queue, pri) for pri in channel.priority_steps}
+            raw = [item for key in keys for item in channel.client.lrange(key, 0, -1)]
+    except Exception as exc:  # not Redis, or Redis away: nothing is known to wait
+        log.warning("could not read the broker's queue: %s", exc)
+        return set()
+    return {vid for vid in (_version_of(item) for item in raw) if vid is not None}
+
+
+def _queue_of(celery: Any, task: str) -> str:
+    route = celery.amqp.router.route({}, task, args=(), kwargs={})
+    queue = route.get("queue")
+    return str(getattr(queue, "name", queue) or celery.conf.task_default_queue)
+
+
+def _version_of(item: bytes | str) -> int | None:
+    """The version id a queued prepare message is for (None for any other message)."""
+    try:
+        headers = json.loads(item).get("headers") or {}
+        if headers.get("task") != PREPARE_TASK:
+            return None
+        args = ast.literal_eval(headers.get("argsrepr") or "()")
+        return int(args[0])
+    except (ValueError, TypeError, IndexError, SyntaxError, AttributeError):
+        return None
+
+
 # --- periodic tasks: at most one waiting and one running ------------------------------------
+
+
+def periodic_ttl(interval: float) -> float:
+    """How long a periodic task's message or run may keep the next one from being sent."""
+    return max(60.0, 4 * interval)
 
 
 def _periodic_key(prefix: str, task: str, what: str) -> str:
@@ -193,8 +329,6 @@ def request_schedule() -> None:
     Workers never wait for the next beat with a ladder below its target; the waiting mark
     keeps at most one such message in the queue however many matches finish.
     """
-    from web.celery_app import SCHEDULE_TASK, periodic_ttl
-
     ttl = periodic_ttl(float(current_app.config["SCHEDULE_INTERVAL"]))
     prefix = str(current_app.config.get("BROKER_PREFIX") or "")
     with app_redis() as client:

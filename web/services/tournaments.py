@@ -29,7 +29,7 @@ from web.models import (
     TournamentStatus,
     utcnow,
 )
-from web.services.matches import create_match
+from web.services.matches import Ended, create_match, when_ended
 from web.services.seeds import new_seed
 
 
@@ -147,6 +147,15 @@ def conclude(tournament_id: int) -> bool:
     won = bool(db.session.execute(stmt).rowcount == 1)  # type: ignore[attr-defined]
     db.session.commit()
     return won
+
+
+@when_ended(MatchKind.TOURNAMENT)
+def tournament_match_ended(ended: Ended) -> None:
+    """A tournament match that finished or failed for good may have been its last."""
+    found = db.session.scalar(select(Match.tournament_id).where(Match.id == ended.match_id))
+    db.session.rollback()
+    if found is not None:
+        conclude(int(found))
 
 
 def conclude_all() -> list[int]:

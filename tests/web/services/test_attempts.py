@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import errno
-from datetime import timedelta
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
+from flask import Flask, current_app
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from tests.web.services.test_matches import _outcome, challenge, queue_match, rating_changes
@@ -149,3 +151,48 @@ def test_waiting_out_a_database_outage_then_giving_up(pg_app: Flask) -> None:
 
     with pytest.raises(OperationalError):
         attempts.patiently(down, "test")
+
+
+def _message_eta(match_id: int) -> datetime:
+    """When the match's message given a countdown is due (its Celery ETA)."""
+    from web.services.queue import MATCH_QUEUES, app_redis
+
+    prefix = str(current_app.config["BROKER_PREFIX"])
+    with app_redis() as client:
+        assert client is not None
+        raw = [json.loads(m) for q in MATCH_QUEUES for m in client.lrange(prefix + q, 0, -1)]
+    etas = [
+        m["headers"]["eta"]
+        for m in raw
+        if str(m["headers"]["id"]).startswith(f"match-{match_id}-") and m["headers"].get("eta")
+    ]
+    assert len(etas) == 1, raw
+    return datetime.fromisoformat(etas[0]).astimezone(UTC).replace(tzinfo=None)
+
+
+def test_a_match_given_back_for_the_storage_looks_again_in_seconds_not_after_its_backoff(
+    challenge: tuple[Any, list[Any]], pg_app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from web.storage import Storage
+
+    def full(_self: Storage, _data: bytes) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    pg_app.config.update(RETRY_BACKOFF=600.0, RETRY_BACKOFF_MAX=600.0)
+    match_id = queue_match(*challenge)
+    monkeypatch.setattr(Storage, "put_replay", full)
+    assert "no space left on device" in play.play_match(match_id)
+    match = row(match_id)
+    assert attempts.STORAGE_WAIT in match.error and "600 s at most" in match.error
+    assert match.queued_at > utcnow() + timedelta(seconds=500)  # due after its backoff ...
+    eta = _message_eta(match_id)  # ... but its message comes in seconds to look
+    assert eta <= utcnow() + timedelta(seconds=attempts.STORAGE_PROBE_EVERY)
+    monkeypatch.undo()
+    assert play.play_match(match_id) == "finished"
+    assert rating_changes(match_id) == 2
+
+
+def test_the_storage_probe_writes_and_removes_a_file(pg_app: Flask, tmp_path: Path) -> None:
+    assert attempts.storage_answers(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+    assert not attempts.storage_answers(tmp_path / "gone")

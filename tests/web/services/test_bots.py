@@ -15,7 +15,7 @@ from sqlalchemy.exc import OperationalError
 from tests.web.conftest import SAMPLES, require_bwrap, sample_version
 from web.extensions import db
 from web.models import Bot, BotVersion, Rating, VersionStatus
-from web.services import bots, ladders, users
+from web.services import bots, ladders, lifecycle, users
 
 pytestmark = pytest.mark.services
 
@@ -43,7 +43,7 @@ def test_a_bot_that_never_answers_fails_the_self_test_with_a_log(pg_app: Flask) 
     pg_app.config["SELFTEST_TIMEOUT"] = 1.0
     folder = SAMPLES / "broken" / "never-answers"
     version = bots.submit(owner, "silent", bots.Upload(data=bots.pack_folder(folder)))
-    assert str(bots.prepare(version.id)) == "rejected"
+    assert str(lifecycle.prepare(version.id)) == "rejected"
     assert "self-test failed" in version.error
     assert "no answer (timeout)" in version.validation_log
 
@@ -78,7 +78,7 @@ def test_single_file_upload_runs_its_build_step_in_the_sandbox(pg_app: Flask) ->
     source = (SAMPLES / "python" / "challenge-random" / "bot.py").read_bytes()
     upload = bots.Upload(data=source, filename="bot.py", manifest=manifest)
     version = bots.submit(owner, "builder", upload)
-    assert str(bots.prepare(version.id)) == "rejected"
+    assert str(lifecycle.prepare(version.id)) == "rejected"
     assert "build step failed (exit status 3)" in version.error
     assert "compiling" in version.build_log
 
@@ -95,7 +95,7 @@ def test_a_validation_match_that_cannot_be_played_rejects_the_version(pg_app: Fl
     db.session.commit()
     folder = SAMPLES / "python" / "challenge-greedy"
     version = bots.submit(owner, "mine", bots.Upload(data=bots.pack_folder(folder)))
-    assert str(bots.prepare(version.id)) == "validating"
+    assert str(lifecycle.prepare(version.id)) == "validating"
     match = db.session.scalar(select(Match).where(Match.kind == MatchKind.VALIDATION))
     for _ in range(pg_app.config["MAX_LOST_WORKERS"]):  # every worker that takes it dies
         assert matches.claim(match.id, "dies", -1)
@@ -115,7 +115,7 @@ def test_a_database_error_while_recording_an_upload_keeps_no_row_and_no_file(
     def lost(_send: Any) -> None:
         raise OperationalError("COMMIT", {}, ConnectionError("the server closed the connection"))
 
-    monkeypatch.setattr(bots, "after_commit", lost)
+    monkeypatch.setattr(lifecycle, "after_commit", lost)
     archive = bots.pack_folder(SAMPLES / "python" / "challenge-random")
     with pytest.raises(OperationalError):
         bots.submit(owner, "unlucky-bot", bots.Upload(data=archive))

@@ -19,7 +19,7 @@ from tests.web.conftest import require_bwrap
 from web import engine
 from web.extensions import db
 from web.models import BotVersion, VersionStatus
-from web.services import bots, users
+from web.services import bots, lifecycle, users
 from web.storage import get_storage
 
 pytestmark = pytest.mark.services
@@ -36,7 +36,7 @@ def upload(owner_name: str, source: bytes, manifest: str = GCC_MANIFEST) -> BotV
     db.session.commit()
     data = bots.Upload(data=source, filename="bot.c", manifest=manifest)
     version = bots.submit(owner, "c-first", data)
-    bots.prepare(version.id)
+    lifecycle.prepare(version.id)
     return version
 
 

@@ -21,7 +21,7 @@ from web import engine
 from web.api import uploads as api_uploads
 from web.extensions import db
 from web.models import BotVersion, Rating, RatingChange, VersionStatus
-from web.services import bots, ladders, matches, play, users
+from web.services import bots, building, ladders, lifecycle, matches, play, users
 from web.storage import get_storage
 
 pytestmark = pytest.mark.services
@@ -142,7 +142,8 @@ def _in_child(url: str, storage: str, job: str, ids: tuple[int, ...]) -> None:
     with app.app_context():
         if job == "activate":
             version = db.session.get(BotVersion, ids[0])
-            bots.activate(version)
+            version.status = VersionStatus.VALIDATING  # straight to activation
+            lifecycle.activate(version)
             db.session.commit()
         else:
             from tests.web.services.test_matches import _outcome
@@ -170,7 +171,7 @@ def test_an_activation_racing_a_finish_loses_no_rating_update(
     random_bot = sample_version("python/challenge-random")
     ladder = ladders.default_ladder("challenge")
     newer = bots.register_folder(greedy.bot.owner, SAMPLES / "python" / "challenge-greedy")
-    bots.record_manifest(newer, engine.load_manifest(get_storage().bot_dir(newer.id)))
+    building.record_manifest(newer, engine.load_manifest(get_storage().bot_dir(newer.id)))
     match = matches.create_match(ladder.game_config(), [greedy, random_bot], ladder_id=ladder.id)
     db.session.commit()
     attempt = matches.claim(match.id, "racer", 60)

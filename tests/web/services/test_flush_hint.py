@@ -10,7 +10,7 @@ from sqlalchemy import select
 from tests.web.conftest import SAMPLES, require_bwrap, sample_version
 from web.extensions import db
 from web.models import BotVersion, Match, MatchKind, VersionStatus
-from web.services import bots, play, users
+from web.services import bots, lifecycle, play, users
 
 pytestmark = pytest.mark.services
 
@@ -49,7 +49,7 @@ def test_the_rejected_version_carries_the_hint(pg_app: Flask) -> None:
     pg_app.config["SELFTEST_TIMEOUT"] = 2.0
     upload = bots.Upload(data=bots.pack_folder(UNFLUSHED))
     version = bots.submit(owner, "unflushed", upload)
-    assert str(bots.prepare(version.id)) == "rejected"
+    assert str(lifecycle.prepare(version.id)) == "rejected"
     db.session.expire_all()
     version = db.session.get(BotVersion, version.id)
     assert "self-test failed" in str(version.error) and PYTHON_ADVICE in str(version.error)
@@ -67,7 +67,7 @@ def test_a_validation_match_that_times_out_carries_the_hint(pg_app: Flask) -> No
     version.manifest = {"name": "broken-unflushed", "run": ["python3", "bot.py"]}
     version.games, version.language = ["challenge"], "python"
     version.status = VersionStatus.VALIDATING  # as if its self-test had passed
-    match_row = bots._create_validation_match(version)
+    match_row = lifecycle.validation_match(version)
     assert match_row is not None
     db.session.commit()
     assert play.play_match(match_row.id) == "finished"

@@ -15,8 +15,8 @@ from flask.testing import FlaskClient
 from arena.replay import check_replay, states, verify
 from tests.web.conftest import Worker, require_bwrap, wait_for
 from web.extensions import db
-from web.models import BotVersion, Match, MatchStatus, User
-from web.services import bots, ladders, matches, play, users
+from web.models import BotVersion, Match, MatchStatus, User, VersionStatus
+from web.services import bots, building, ladders, lifecycle, matches, play, users
 
 pytestmark = pytest.mark.services
 
@@ -63,8 +63,9 @@ def slow_version(root: Path, owner: User) -> BotVersion:
     (folder / "bot.py").write_text(SLOW_BOT)
     (folder / "bot.toml").write_text(MANIFEST)
     version = bots.register_folder(owner, folder, trusted=True)
-    bots.record_manifest(version, engine.load_manifest(get_storage().bot_dir(version.id)))
-    bots.activate(version)
+    building.record_manifest(version, engine.load_manifest(get_storage().bot_dir(version.id)))
+    version.status = VersionStatus.VALIDATING  # straight to activation
+    lifecycle.activate(version)
     db.session.commit()
     return version
 

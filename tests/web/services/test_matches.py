@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import socket
+import subprocess
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ import pytest
 from flask import Flask, current_app
 from sqlalchemy import func, select
 
-from tests.web.conftest import base_config, require_bwrap, sample_version
+from tests.web.conftest import base_config, require_bwrap, sample_version, wait_for
 from web.extensions import db
 from web.models import BotStatus, Match, MatchStatus, Rating, RatingChange, utcnow
 from web.services import ladders, matches, play
@@ -198,3 +200,50 @@ def test_replaying_a_rated_match_rates_nothing_twice(challenge: tuple[Any, list[
     assert db.session.get(Match, match_id).status == MatchStatus.FINISHED
     assert rating_changes(match_id) == 2
     assert sorted((r.bot_id, r.mu, r.games) for r in db.session.scalars(select(Rating))) == before
+
+
+def _zombie() -> subprocess.Popen[bytes]:
+    """A child that has exited but is not reaped yet (a worker process just killed)."""
+    child = subprocess.Popen(["true"])
+    stat = Path(f"/proc/{child.pid}/stat")
+
+    def dead() -> bool:
+        return stat.read_text().rpartition(")")[2].split()[0] == "Z"
+
+    wait_for(dead, 120, "the child to exit")
+    return child
+
+
+@pytest.mark.parametrize("how", ["reaped", "not yet reaped"])
+def test_a_claim_whose_holder_process_is_gone_is_taken_over_before_its_lease_ends(
+    how: str, challenge: tuple[Any, list[Any]]
+) -> None:
+    match_id = queue_match(*challenge)
+    child = _zombie()
+    if how == "reaped":
+        child.wait()
+    gone = f"{socket.gethostname()}:{child.pid}"
+    assert matches.claim(match_id, gone, 600) == 1
+    assert matches.claim(match_id, "next", 600) == 2  # its lease had ten minutes to run
+    child.wait()
+    row = db.session.get(Match, match_id)
+    db.session.refresh(row)
+    assert (row.worker, row.lost_workers, row.faults) == ("next", 1, 0)
+
+
+def test_a_claim_whose_holder_runs_or_is_on_another_host_keeps_its_lease(
+    challenge: tuple[Any, list[Any]],
+) -> None:
+    ladder, versions = challenge
+    live = subprocess.Popen(["sleep", "600"])
+    try:
+        here = queue_match(ladder, versions)
+        assert matches.claim(here, f"{socket.gethostname()}:{live.pid}", 600) == 1
+        assert matches.claim(here, "next", 600) is None
+    finally:
+        live.kill()
+        live.wait()
+    elsewhere = queue_match(ladder, versions, seed=2)
+    assert matches.claim(elsewhere, f"another-host.invalid:{live.pid}", 600) == 1
+    assert matches.claim(elsewhere, "next", 600) is None
+    assert matches.claim(elsewhere, matches.worker_name(), 600) is None  # not known gone here

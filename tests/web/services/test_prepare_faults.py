@@ -7,21 +7,23 @@ reaper, with a bound; a lost prepare message is resent, one waiting in the queue
 
 from __future__ import annotations
 
+import ast
 import errno
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from flask import Flask
+from flask import Flask, current_app
 
 from tests.web.conftest import SAMPLES, missing, require_bwrap
 from web.extensions import db
 from web.models import BotVersion, VersionStatus, utcnow
-from web.services import bots, preparing, users
-from web.services.queue import BUILDS
+from web.services import attempts, bots, lifecycle, queue, users
+from web.services.queue import BUILDS, app_redis
 from web.storage import get_storage
 
 pytestmark = pytest.mark.services
@@ -60,7 +62,7 @@ def test_an_unavailable_sandbox_is_tried_again_not_rejected(
     pg_app.config["SANDBOX"] = "no-such-sandbox"
     for failures in (1, 2):
         before = utcnow()
-        assert bots.prepare(version_id) == VersionStatus.UPLOADED
+        assert lifecycle.prepare(version_id) == VersionStatus.UPLOADED
         version = row(version_id)
         assert (version.status, version.prepare_attempts) == (VersionStatus.UPLOADED, failures)
         assert "no-such-sandbox" in str(version.error)
@@ -69,7 +71,7 @@ def test_an_unavailable_sandbox_is_tried_again_not_rejected(
         assert version.prepare_due >= before + timedelta(seconds=delay)
         assert version.prepare_lease_until is None
     pg_app.config["SANDBOX"] = "bwrap"
-    assert bots.prepare(version_id) == VersionStatus.ACTIVE
+    assert lifecycle.prepare(version_id) == VersionStatus.ACTIVE
     version = row(version_id)
     assert version.error is None and "exit status: 0" in version.build_log
     assert version.build_log.count("$ python3") == 1  # the failed tries left no log behind
@@ -107,7 +109,7 @@ def test_a_full_disk_during_the_build_is_tried_again_and_named(
     require_bwrap()
     version_id = submit(built_bot(shared_tmp / "bot"))
     filler = fill(small_storage)
-    assert bots.prepare(version_id) == VersionStatus.UPLOADED
+    assert lifecycle.prepare(version_id) == VersionStatus.UPLOADED
     version = row(version_id)
     assert version.status == VersionStatus.UPLOADED
     assert f"storage folder {small_storage.resolve()}: no space left on device" in str(
@@ -119,7 +121,7 @@ def test_a_full_disk_during_the_build_is_tried_again_and_named(
         "bot.toml",
     ]
     filler.unlink()
-    assert bots.prepare(version_id) == VersionStatus.ACTIVE
+    assert lifecycle.prepare(version_id) == VersionStatus.ACTIVE
     assert (get_storage().bot_dir(version_id) / "stamp").stat().st_size == 200_000
 
 
@@ -128,12 +130,12 @@ def test_the_bots_own_build_failure_still_rejects_it_at_once(
 ) -> None:
     require_bwrap()
     version_id = submit(built_bot(shared_tmp / "bot", "print('compiler says no'); exit(3)"))
-    assert bots.prepare(version_id) == VersionStatus.REJECTED
+    assert lifecycle.prepare(version_id) == VersionStatus.REJECTED
     version = row(version_id)
     assert "build step failed (exit status 3)" in str(version.error)
     assert "compiler says no" in version.build_log
     assert version.prepare_attempts == 1
-    assert bots.prepare(version_id) == VersionStatus.REJECTED  # a verdict, not tried again
+    assert lifecycle.prepare(version_id) == VersionStatus.REJECTED  # a verdict, not tried again
     assert row(version_id).prepare_attempts == 1
 
 
@@ -144,10 +146,10 @@ def test_a_build_that_loses_its_worker_every_time_is_rejected_at_the_bound(
     version_id = submit(built_bot(shared_tmp / "bot"))
     db.session.commit()
     for lost in (1, 2, 3):
-        attempt = preparing.claim(version_id)  # the worker building it dies: no renewal
+        attempt = lifecycle.claim(version_id)  # the worker building it dies: no renewal
         assert attempt == lost
-        assert preparing.reap(utcnow())["requeued"] == []  # its lease is still live
-        report = preparing.reap(utcnow() + timedelta(seconds=120))
+        assert lifecycle.reap(utcnow())["requeued"] == []  # its lease is still live
+        report = lifecycle.reap(utcnow() + timedelta(seconds=120))
         assert row(version_id).prepare_lost == lost
         if lost < 3:
             assert report["requeued"] == [version_id]
@@ -156,8 +158,8 @@ def test_a_build_that_loses_its_worker_every_time_is_rejected_at_the_bound(
     version = row(version_id)
     assert version.status == VersionStatus.REJECTED
     assert "stopped answering 3 times" in str(version.error)
-    assert preparing.claim(version_id) is None
-    assert bots.prepare(version_id) == VersionStatus.REJECTED
+    assert lifecycle.claim(version_id) is None
+    assert lifecycle.prepare(version_id) == VersionStatus.REJECTED
 
 
 def test_a_claim_taken_over_after_its_lease_ran_out_counts_a_lost_worker(
@@ -165,10 +167,10 @@ def test_a_claim_taken_over_after_its_lease_ran_out_counts_a_lost_worker(
 ) -> None:
     pg_app.config["MATCH_LEASE"] = -1  # every lease has run out already
     version_id = submit(built_bot(shared_tmp / "bot"))
-    assert preparing.claim(version_id) == 1
-    assert preparing.claim(version_id) == 2
+    assert lifecycle.claim(version_id) == 1
+    assert lifecycle.claim(version_id) == 2
     assert row(version_id).prepare_lost == 1
-    assert preparing.held(version_id, 1) is None  # the first claim is void
+    assert lifecycle.held(version_id, 1) is None  # the first claim is void
     db.session.rollback()
 
 
@@ -183,18 +185,18 @@ def test_the_reaper_resends_a_lost_prepare_message_but_not_a_waiting_one(
     pg_app: Flask, shared_tmp: Path
 ) -> None:
     version_id = submit(built_bot(shared_tmp / "bot"))  # sent after the commit; no worker runs
-    assert preparing.waiting_in_broker() == {version_id}
+    assert queue.version_ids_in_broker() == {version_id}
     later = utcnow() + timedelta(seconds=60)
-    assert preparing.reap(later)["resent"] == []  # queued behind other work: not lost
+    assert lifecycle.reap(later)["resent"] == []  # queued behind other work: not lost
     _purge(pg_app)
-    assert preparing.waiting_in_broker() == set()
-    assert preparing.reap(later)["resent"] == [version_id]
-    assert preparing.waiting_in_broker() == {version_id}
-    assert preparing.reap(later + timedelta(seconds=1))["resent"] == []  # sent just now
-    attempt = preparing.claim(version_id)
+    assert queue.version_ids_in_broker() == set()
+    assert lifecycle.reap(later)["resent"] == [version_id]
+    assert queue.version_ids_in_broker() == {version_id}
+    assert lifecycle.reap(later + timedelta(seconds=1))["resent"] == []  # sent just now
+    attempt = lifecycle.claim(version_id)
     assert attempt is not None
     _purge(pg_app)
-    assert preparing.reap(utcnow())["resent"] == []  # building, its lease live
+    assert lifecycle.reap(utcnow())["resent"] == []  # building, its lease live
 
 
 def test_a_sandbox_that_cannot_start_the_self_test_is_the_platforms_fault(
@@ -230,14 +232,14 @@ def test_a_sandbox_that_fails_only_when_the_build_starts_is_the_platforms_fault(
     private = shared_tmp / "private-tmp"
     private.mkdir(mode=0o700)
     monkeypatch.setattr(tempfile, "tempdir", str(private))
-    assert bots.prepare(version_id) == VersionStatus.UPLOADED
+    assert lifecycle.prepare(version_id) == VersionStatus.UPLOADED
     version = row(version_id)
     assert (version.status, version.prepare_attempts) == (VersionStatus.UPLOADED, 1)
     assert "sandbox failure" in str(version.error) and "not reachable" in str(version.error)
     assert "not the bot's fault" in str(version.error)
     assert list(private.iterdir()) == []  # the failed try left no build folder behind
     monkeypatch.setattr(tempfile, "tempdir", None)
-    assert bots.prepare(version_id) == VersionStatus.ACTIVE
+    assert lifecycle.prepare(version_id) == VersionStatus.ACTIVE
     assert (get_storage().bot_dir(version_id) / "stamp").stat().st_size == 200_000
 
 
@@ -259,9 +261,42 @@ def test_a_command_the_sandbox_does_not_have_rejects_the_bot_at_once(
         text += "build = ['no-such-ruby', 'make.rb']\n"
     manifest.write_text(text)
     version_id = submit(bots.pack_folder(folder))
-    assert bots.prepare(version_id) == VersionStatus.REJECTED
+    assert lifecycle.prepare(version_id) == VersionStatus.REJECTED
     version = row(version_id)
     log = version.build_log if field == "build" else version.validation_log
     assert "command not found: 'no-such-ruby'" in log, log
     assert "not the bot's fault" not in str(version.error)
     assert version.prepare_attempts == 1
+
+
+def _prepare_etas(version_id: int) -> list[datetime]:
+    """When the version's prepare messages waiting in the ``builds`` queue are due."""
+    prefix = str(current_app.config["BROKER_PREFIX"])
+    with app_redis() as client:
+        assert client is not None
+        raw = [json.loads(m) for m in client.lrange(prefix + BUILDS, 0, -1)]
+    return [
+        datetime.fromisoformat(m["headers"]["eta"]).astimezone(UTC).replace(tzinfo=None)
+        for m in raw
+        if list(ast.literal_eval(m["headers"]["argsrepr"])) == [version_id] and m["headers"]["eta"]
+    ]
+
+
+def test_a_build_given_back_for_a_full_disk_looks_again_in_seconds_and_claims_nothing_meanwhile(
+    pg_app: Flask, shared_tmp: Path, small_storage: Path
+) -> None:
+    require_bwrap()
+    pg_app.config.update(RETRY_BACKOFF=600.0, RETRY_BACKOFF_MAX=600.0)
+    version_id = submit(built_bot(shared_tmp / "bot"))
+    filler = fill(small_storage)
+    assert lifecycle.prepare(version_id) == VersionStatus.UPLOADED
+    version = row(version_id)
+    assert attempts.STORAGE_WAIT in str(version.error) and "600 s at most" in str(version.error)
+    assert version.prepare_due > utcnow() + timedelta(seconds=500)  # due after its backoff ...
+    etas = _prepare_etas(version_id)  # ... but its message comes in seconds to look
+    assert etas and max(etas) <= utcnow() + timedelta(seconds=attempts.STORAGE_PROBE_EVERY)
+    assert lifecycle.prepare(version_id) == VersionStatus.UPLOADED  # still full: a look only
+    assert row(version_id).prepare_attempts == 1
+    assert len(_prepare_etas(version_id)) == len(etas) + 1  # and the next look is sent
+    filler.unlink()
+    assert lifecycle.prepare(version_id) == VersionStatus.ACTIVE  # freed: built at once

@@ -71,7 +71,7 @@ def _version_of(name: str, timeout: float = 60.0) -> int:
 def test_submit_uploads_and_follows_validation(live_server: LiveServer, world: World) -> None:
     """The server builds and self-tests the bot (here in the test, standing in for a worker)."""
     from arena.bots import load_bot
-    from web.services import bots
+    from web.services import lifecycle
 
     folder = SAMPLES / "python" / "svoi-kozyri-random"
     name = load_bot(folder).name
@@ -81,7 +81,7 @@ def test_submit_uploads_and_follows_validation(live_server: LiveServer, world: W
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )  # fmt: skip
     try:
-        status = bots.prepare(_version_of(name))
+        status = lifecycle.prepare(_version_of(name))
         out, err = child.communicate(timeout=120)
     finally:
         child.kill()
