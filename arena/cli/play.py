@@ -1,4 +1,5 @@
-"""``arena play``: watch built-in agents play a match in the terminal, and save its replay."""
+"""``arena play``: watch built-in agents play a match in the terminal (or play one seat yourself,
+``--human``: ``arena.cli.human``), and save its replay."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from arena.replay import Step, agent_rng, record_builtin_match, write_replay
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("play", help="watch built-in agents play a match")
+    parser = subparsers.add_parser(
+        "play", help="watch built-in agents play a match, or play a seat yourself"
+    )
     parser.add_argument("game", help="game name (see `arena games`)")
     parser.add_argument("--players", type=int, help="table size (default: the game's)")
     parser.add_argument("--seed", type=int, help="match seed (default: random, printed)")
