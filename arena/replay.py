@@ -10,7 +10,7 @@ The document on disk::
 
     {"format": "kozyri-arena-replay", "version": 1, "engine": "0.1.0",
      "game": {"game": ..., "players": ..., "variant": ..., "params": {...}},
-     "seed": 42, "seats": [{"name": ..., "kind": "builtin"|"bot", "version": ...}],
+     "seed": 42, "seats": [{"name": ..., "kind": "builtin"|"bot"|"human", "version": ...}],
      "steps": [{"seat": 0, "action": {...}, "deal": 0, "time_ms": 1.2, "status": "ok",
                 "debug": null, "stderr": null}],
      "result": {"ranking": [...], "scores": [...], "detail": {...}},
@@ -41,7 +41,7 @@ from arena.games.base import JSON, GameError, Result, State
 FORMAT = "kozyri-arena-replay"
 VERSION = 1
 
-SeatKind = Literal["builtin", "bot"]
+SeatKind = Literal["builtin", "bot", "human"]
 
 
 class ReplayError(ValueError):

@@ -41,6 +41,8 @@ SKIPPED = {
     "arena match --repeat REPLAY BOT_DIR...": "a synopsis of the options, not a command",
     "arena tournament GAME BOT_DIR...": "a synopsis of the options, not a command",
     "arena tournament --again DIR/tournament.json": "a synopsis of the options, not a command",
+    "arena play svoi-kozyri --human": "waits for a person at the keyboard: "
+    "tests/arena/cli/test_human.py plays it through a pseudo-terminal",
     "source .venv/bin/activate": "the test puts .venv/bin on PATH itself",
 }
 """Commands not run, by the start of their text (``.venv/bin/`` removed), with the reason."""

@@ -1,4 +1,5 @@
-"""``arena play``: watch built-in agents play a match in the terminal, and save its replay."""
+"""``arena play``: watch built-in agents play a match in the terminal (or play one seat yourself,
+``--human``: ``arena.cli.human``), and save its replay."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from rich.text import Text
 
 from arena.agents import AGENTS, Agent, get_agent
 from arena.cli.errors import print_error
+from arena.cli.human import HUMAN_NAME, RESIGNED_EXIT, HumanSeat, play_human_match
 from arena.games import game_class, make_game
 from arena.games.base import ConfigError, Game, State
 from arena.render import JSON, action_text, event_text, render_result, render_table, seat_label
@@ -22,7 +24,9 @@ from arena.replay import Step, agent_rng, record_builtin_match, write_replay
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("play", help="watch built-in agents play a match")
+    parser = subparsers.add_parser(
+        "play", help="watch built-in agents play a match, or play a seat yourself"
+    )
     parser.add_argument("game", help="game name (see `arena games`)")
     parser.add_argument("--players", type=int, help="table size (default: the game's)")
     parser.add_argument("--seed", type=int, help="match seed (default: random, printed)")
@@ -40,6 +44,12 @@ def register(subparsers: Any) -> None:
         "--agents",
         default="greedy",
         help=f"comma-separated agents, repeated over the seats ({', '.join(AGENTS)})",
+    )
+    parser.add_argument(
+        "--human",
+        type=non_negative(int),
+        metavar="SEAT",
+        help="play this seat yourself (0 is the first); the agents take the others",
     )
     parser.add_argument("--replay", metavar="FILE", help="save the replay here")
     parser.add_argument(
@@ -99,9 +109,16 @@ class Commentary:
     showdown...); at deal boundaries and every ``every`` actions, the table."""
 
     def __init__(
-        self, console: Console, names: list[str], every: int, delay: float, start: JSON
+        self,
+        console: Console,
+        names: list[str],
+        every: int,
+        delay: float,
+        start: JSON,
+        viewer: int | None = None,
     ) -> None:
         self.console, self.names, self.every, self.delay = console, names, every, delay
+        self.viewer = viewer  # a seat: show only what it sees (its observation), else everything
         self.count = 0
         self.deal = 0
         self.events_seen = len(start.get("history") or [])
@@ -110,14 +127,17 @@ class Commentary:
         self.count += 1
         who = seat_label(step["seat"], self.names)
         self.console.print(f"[dim]{self.count:>4} d{step['deal']}[/] {who}: ", end="")
-        self.console.print(action_text(step["action"]))
-        view = state.full_view()
+        game, action = state.game, step["action"]
+        if self.viewer is not None:
+            action = game.action_seen_by(action, step["seat"], self.viewer)
+        self.console.print(action_text(action))
+        view = state.full_view() if self.viewer is None else state.observation(self.viewer)
         new_deal = state.deal_index != self.deal
         for event in self.new_events(view, step, new_deal):
             self.console.print(Text("         ").append(event_text(event, self.names)))
         if new_deal or state.is_terminal() or (self.every and self.count % self.every == 0):
             self.deal = state.deal_index
-            self.console.print(render_table(view, self.names))
+            self.console.print(render_table(view, self.names, viewer=self.viewer))
         if self.delay:
             time.sleep(self.delay)
 
@@ -166,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         game = build_game(args)
         agents, names = seat_agents(args.agents, game.players)
+        if args.human is not None:
+            names = human_names(names, args.human)
         prepare_replay_folder(args.replay)
     except (ConfigError, ValueError) as exc:
         print_error(console, exc)
@@ -173,6 +195,8 @@ def run(args: argparse.Namespace) -> int:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**31)
     state = game.new_state(seed)
     console.print(f"[bold]{game.spec.title}[/] {orjson.dumps(game.config()).decode()} seed {seed}")
+    if args.human is not None:
+        return run_human(console, args, state, agents, names)
     hook = None
     if not args.quiet:
         start = state.full_view()
@@ -185,3 +209,31 @@ def run(args: argparse.Namespace) -> int:
         write_replay(args.replay, replay)
         console.print(f"replay saved to {args.replay}")
     return 0
+
+
+def human_names(names: list[str], seat: int) -> list[str]:
+    """The seat names with the person's seat named ``you``; a seat off the table is refused."""
+    if seat >= len(names):
+        raise ValueError(f"--human {seat}: this table has seats 0 to {len(names) - 1}")
+    return [HUMAN_NAME if i == seat else name for i, name in enumerate(names)]
+
+
+def run_human(
+    console: Console, args: argparse.Namespace, state: State, agents: list[Agent], names: list[str]
+) -> int:
+    """Play the match with the person in seat ``args.human``; 0 when it ends, ``RESIGNED_EXIT``
+    when the person resigns or their input ends (the replay is saved either way)."""
+    seat = args.human
+    console.print(f"you play seat P{seat}; at your turn type an action's number (? for help)")
+    start = state.observation(seat)
+    hook = Commentary(console, names, 0, args.delay, start, viewer=seat)
+    human = HumanSeat(console, seat, names, console.input)
+    replay, resigned = play_human_match(state, human, agents, names, agent_rng(state.seed), hook)
+    if resigned:
+        console.print(f"\nyou resigned: P{seat} forfeits and the match stops here.")
+    console.print(render_result(replay["result"], names))
+    console.print(f"{len(replay['steps'])} actions, seed {state.seed}")
+    if args.replay:
+        write_replay(args.replay, replay)
+        console.print(f"replay saved to {args.replay}")
+    return RESIGNED_EXIT if resigned else 0
