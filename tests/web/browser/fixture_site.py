@@ -64,9 +64,11 @@ class FixtureSite:
         self.ratings: dict[str, list[list[Any]]] = {}
         self.viewer_seats: dict[str, int | None] = {}
         self.live: dict[str, int] = {}
+        """Replays still being played (or sealed): how many of their steps are played so far."""
+        self.sealed: dict[str, str] = {}
+        """Finished replays whose deal group is still played: what their page says of them."""
         self.lean: set[str] = set()
         """Replays whose frames are served without the history lists, which grow every step."""
-        """Replays still being played: how many of their steps are played so far."""
         self._frames: dict[str, dict[int, Any]] = {}
         self.requests: list[str] = []
         """The frame requests served, in order (path and query)."""
@@ -110,24 +112,19 @@ class FixtureSite:
 def frame_for(frame: Any, seat: int | None, game: Game, live: bool = False) -> dict[str, Any]:
     """One frame as the API gives it: a spectator's (public while the match runs) or a seat's.
 
-    A seat sees another seat's action as the game shows it (``Game.action_seen_by``), once the
-    match is over; while it runs, only its own.
+    A seat sees another seat's action as the game shows it (``Game.action_seen_by``), and so
+    does the spectator of a running match.
     """
     event = dict(frame["event"]) if frame["event"] else None
     out: dict[str, Any] = {"index": frame["index"], "event": event, "public": frame["public"]}
-    if seat is None and live:
-        if event is not None:
-            event.pop("action", None)
-        return out
-    if seat is None:
+    if seat is None and not live:
         out["spectator"] = frame["spectator"]
         out["seats"] = frame["seats"]
         return out
     if event is not None and event["seat"] != seat and "action" in event:
-        action = event.pop("action")
-        if not live:
-            event["action"] = game.action_seen_by(action, event["seat"], seat)
-    out["seat"] = frame["seats"][seat]
+        event["action"] = game.action_seen_by(event["action"], event["seat"], seat)
+    if seat is not None:
+        out["seat"] = frame["seats"][seat]
     return out
 
 
@@ -250,12 +247,17 @@ def _replay_for(site: FixtureSite, name: str) -> dict[str, Any]:
     if played is None:
         return replay
     mine = site.viewer_seats.get(name)
+    game = make_game(**replay["game"])
     steps = [
-        {k: v for k, v in s.items() if k != "action" or s["seat"] == mine}
+        s
+        if s["seat"] == mine
+        else {**s, "action": game.action_seen_by(s["action"], s["seat"], None)}
         for s in replay["steps"][:played]
     ]
     header = {k: replay[k] for k in ("format", "version", "engine", "game", "seats")}
-    return {**header, "live": True, "status": "running", "steps": steps}
+    status = site.sealed.get(name)
+    sealed = {"status": "finished", "sealed": status} if status else {"status": "running"}
+    return {**header, "live": True, **sealed, "steps": steps}
 
 
 def _viewer_page(site: FixtureSite, name: str) -> str:

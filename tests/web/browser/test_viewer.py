@@ -326,6 +326,33 @@ def test_a_running_match_shows_public_cards_and_follows_new_steps(
     assert all(hidden_cards(page, seat) == 0 for seat in range(4)), "now every hand shows"
 
 
+def test_a_finished_rotation_of_an_open_group_says_so_and_lists_its_public_moves(
+    page: Any, site: FixtureSite
+) -> None:
+    replay = read_replay(GOLDEN / "kozyr-boys.json")
+    url = site.add("sealed", replay)
+    site.live["sealed"] = len(replay["steps"])
+    site.sealed["sealed"] = "finished; hands open when the 3 rotations of this deal are done: 1 of 3"
+    open_viewer(page, url + "#last")
+    assert page.locator(".live-badge").count() == 0, "a finished match is not live"
+    assert "hands open when the 3 rotations" in page.inner_text(".rv-sealed")
+    lines = page.locator(".rv-log li[data-step]")
+    wait_until(page, lambda: lines.count() == last_step("kozyr-boys"), "every line of the log")
+    texts = page.eval_on_selector_all(
+        ".rv-log li[data-step] .what", "ls => ls.map(l => l.textContent)"
+    )
+    assert "moves (hidden)" not in texts, "every public move is listed"
+    secret = [i for i, st in enumerate(replay["steps"]) if st["action"]["type"] == "discard"]
+    assert secret and all(texts[i] == "discard (secret)" for i in secret)
+    screenshot(page, "viewer-sealed-finished")
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    assert all(hidden_cards(page, seat) > 0 for seat in range(3)), "hands stay hidden"
+    del site.live["sealed"], site.sealed["sealed"]
+    page.wait_for_selector(".rv-btn.seed", timeout=WAIT_MS)  # the group is done: it opens
+    assert page.locator(".rv-sealed").count() == 0
+
+
 def test_frames_without_history_still_play(page: Any, site: FixtureSite) -> None:
     url = site.add("lean", read_replay(GOLDEN / "svoi-kozyri.json"))
     site.lean.add("lean")

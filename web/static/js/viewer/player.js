@@ -116,7 +116,7 @@ export class Player {
     const title = el("div", "rv-title");
     title.append(el("strong", "", this.replay.game?.game ?? "match"));
     if (this.replay.game?.variant) title.append(el("span", "variant", this.replay.game.variant));
-    if (this.options.source.live) title.append(el("span", "live-badge", "live"));
+    if (this.options.source.live) title.append(this.#hiddenMark());
     const tools = el("div", "rv-tools");
     this.perspective = buildPerspective(this.names, this.#allowedSeats(), (seat) =>
       this.setSeat(seat),
@@ -153,6 +153,20 @@ export class Player {
     }
     tools.append(this.#button("?", "help", () => this.toggleHelp(), "Keyboard shortcuts"));
     this.head.replaceChildren(title, tools);
+  }
+
+  /** A hidden match's mark: "live" while it is played; once it is over but its deal group is
+   * not (a sealed rotation), the words saying so. */
+  #hiddenMark() {
+    const { status, sealed } = this.replay;
+    if (status === "running" || status === "queued") {
+      const badge = el("span", "live-badge", "live");
+      if (sealed) badge.title = sealed;
+      return badge;
+    }
+    const note = el("span", "rv-sealed", sealed ?? `${status ?? "over"}; public moves only`);
+    note.title = "The public view: played cards and moves, no hidden hand";
+    return note;
   }
 
   #button(text, name, action, title) {
