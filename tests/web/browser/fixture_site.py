@@ -23,7 +23,7 @@ import orjson
 
 from arena.games import make_game, viewer_script
 from arena.games.base import ConfigError, Game
-from arena.replay import Replay, frames, read_replay
+from arena.replay import Checkpoints, Replay, frames, read_replay
 
 ROOT = Path(__file__).resolve().parents[3]
 STATIC = ROOT / "web" / "static"
@@ -70,6 +70,7 @@ class FixtureSite:
         self.lean: set[str] = set()
         """Replays whose frames are served without the history lists, which grow every step."""
         self._frames: dict[str, dict[int, Any]] = {}
+        self._checkpoints: dict[str, Checkpoints] = {}
         self.requests: list[str] = []
         """The frame requests served, in order (path and query)."""
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -88,6 +89,9 @@ class FixtureSite:
         self.replays[name] = replay
         self.viewer_seats[name] = viewer_seat
         self._frames.pop(name, None)
+        kept = self._checkpoints[name] = Checkpoints(replay)
+        for _ in kept.states():  # as the site keeps them for a finished match it has served
+            pass
         return f"{self.url}/viewer/{name}"
 
     def frames(self, name: str, start: int, stop: int) -> list[Any]:
@@ -96,7 +100,8 @@ class FixtureSite:
         stop = min(stop, len(self.replays[name]["steps"]) + 1)
         missing = [i for i in range(start, stop) if i not in built]
         if missing:
-            for frame in frames(self.replays[name], missing[0], missing[-1] + 1):
+            replay, kept = self.replays[name], self._checkpoints.get(name)
+            for frame in frames(replay, missing[0], missing[-1] + 1, checkpoints=kept):
                 built[frame["index"]] = frame
         return [built[i] for i in range(start, stop)]
 

@@ -55,7 +55,7 @@ export class Player {
     this.#build();
     this.#useStore(this.state.seat);
     const steps = this.replay.steps?.length ?? 0; // a hint: the frames may be further on
-    await this.store.ensure(Math.min(wanted.step, steps));
+    await this.store.ensure(Math.min(wanted.step, steps), { peek: false });
     await this.go(wanted.step);
     this.root.classList.remove("loading");
     this.root.removeAttribute("aria-busy");
@@ -207,6 +207,8 @@ export class Player {
       this.markAt[i] = marksAt(frames, i, this.adapter);
     this.marks = this.markAt.flat();
     markScrubber(this.controls, this.marks, this.last, (step) => this.go(step));
+    const kinds = new Map(this.marks.map((mark) => [mark.kind, mark.label]));
+    this.table.noteTicks([...kinds]);
     this.controls.update({ ...this.state, step: this.target ?? this.state.step }, this.last);
     // the reader may be scrolling the log: bring the current line back only if it just arrived
     if (this.state.step >= start && this.state.step <= stop) this.log.show(this.state.step);
