@@ -390,13 +390,13 @@ class Checkpoints:
             index, state = base, self.kept[base].clone()
         steps = self.replay["steps"]
         yield index, state
-        for index in range(index, len(steps)):
-            problem = apply_step(state, steps[index], index)
+        for at in range(index, len(steps)):
+            problem = apply_step(state, steps[at], at)
             if problem:
                 raise ReplayError(problem)
-            if (index + 1) % self.every == 0 and index + 1 not in self.kept:
-                self.kept[index + 1] = state.clone()
-            yield index + 1, state
+            if (at + 1) % self.every == 0 and at + 1 not in self.kept:
+                self.kept[at + 1] = state.clone()
+            yield at + 1, state
 
 
 HISTORY_KEYS = ("history", "previous_history")

@@ -41,6 +41,10 @@ CORNERS = """root => [...root.querySelectorAll(".rv-card.face")].map((card) => {
     rank: card.querySelector(".corner .rank").textContent,
     suit: card.querySelector(".corner .suit").textContent,
     left: box.left, visible: right,
+    inside: (() => {
+      const table = root.querySelector(".rv-table").getBoundingClientRect();
+      return box.left >= table.left - 0.5 && box.right <= table.right + 0.5;
+    })(),
     ends: [rank.left, rank.right, suit.left, suit.right],
   };
 })"""
@@ -80,6 +84,7 @@ def test_every_card_shows_its_rank_and_suit_whole(
             assert face["suit"] == SUITS[suit], face
             rank_left, rank_right, suit_left, suit_right = face["ends"]
             assert face["left"] <= min(rank_left, suit_left), face
+            assert face["inside"], f"{face['card']} at step {step} is cut by the table's edge"
             assert max(rank_right, suit_right) <= face["visible"] + 0.5, (
                 f"{face['card']} at step {step}: its corner is covered ({face})"
             )

@@ -7,7 +7,7 @@ import { normalise } from "./source.js";
 export const CHUNK = 200;
 
 /** How long background windows wait after a jump (a reader scrubbing jumps again soon). */
-const QUIET_MS = 400;
+const QUIET_MS = 1000;
 
 export class FrameStore {
   /**
@@ -120,8 +120,9 @@ export class FrameStore {
   async fill() {
     this.filling = true;
     while (!this.stopped && this.#missing()) {
-      const wait = this.jumped + QUIET_MS - performance.now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      // wait for the reader to stop jumping; never spin without giving the page a turn
+      const wait = Math.max(1, Math.ceil(this.jumped + QUIET_MS - performance.now()));
+      await new Promise((resolve) => setTimeout(resolve, wait));
       this.failure = null;
       await this.#pump();
       if (this.failure) throw this.failure;
