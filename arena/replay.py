@@ -365,6 +365,40 @@ def states(replay: Replay) -> Iterator[State]:
         yield state
 
 
+class Checkpoints:
+    """The states of one replay every ``every`` steps, kept as a re-play passes them, so that a
+    window far into a long match is reached without re-playing it from the start.
+
+    Keep one per replay whose steps do not change (a finished match): a viewer jumping about a
+    match of 10,000 steps then costs a few hundred re-played steps per window, not thousands.
+    Threads may share one: a kept state is never changed (each re-play starts from a copy).
+    """
+
+    def __init__(self, replay: Replay, every: int = 250) -> None:
+        self.replay = replay
+        self.every = every
+        self.kept: dict[int, State] = {}
+
+    def states(self, start: int = 0) -> Iterator[tuple[int, State]]:
+        """``(index, state)`` from the last checkpoint at or before ``start`` to the end (the same
+        state object, advancing); keeps a copy at every ``every`` steps passed."""
+        base = max((i for i in list(self.kept) if i <= start), default=None)
+        if base is None:
+            index, state = 0, initial_state(self.replay)
+            self.kept[0] = state.clone()
+        else:
+            index, state = base, self.kept[base].clone()
+        steps = self.replay["steps"]
+        yield index, state
+        for at in range(index, len(steps)):
+            problem = apply_step(state, steps[at], at)
+            if problem:
+                raise ReplayError(problem)
+            if (at + 1) % self.every == 0 and at + 1 not in self.kept:
+                self.kept[at + 1] = state.clone()
+            yield at + 1, state
+
+
 HISTORY_KEYS = ("history", "previous_history")
 """View keys that repeat what earlier steps already said: left out of frames unless asked for.
 
@@ -375,16 +409,23 @@ Short summaries of the previous deal (``last_deal``, ``earlier_rounds``) stay: v
 
 
 def frames(
-    replay: Replay, start: int = 0, stop: int | None = None, *, history: bool = False
+    replay: Replay,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    history: bool = False,
+    checkpoints: Checkpoints | None = None,
 ) -> list[Frame]:
     """The frames ``start`` to ``stop`` (exclusive; all by default), for viewers: see ``Frame``.
 
-    Views leave out ``HISTORY_KEYS`` unless ``history`` is true.
+    Views leave out ``HISTORY_KEYS`` unless ``history`` is true. With ``checkpoints`` (of this
+    replay) the re-play starts from the nearest kept state instead of the start.
     """
     out: list[Frame] = []
     steps = replay["steps"]
     last = len(steps) if stop is None else min(stop - 1, len(steps))
-    for index, state in enumerate(states(replay)):
+    passed = (checkpoints or Checkpoints(replay, every=len(steps) + 1)).states(start)
+    for index, state in passed:
         if index > last:
             break
         if index >= start:

@@ -74,9 +74,9 @@ def replay(match_id: int) -> Response:
     """The replay file (format ``kozyri-arena-replay`` v1), not wrapped in the envelope.
 
     A finished match's replay is whole; debug and stderr text are kept only in the steps of
-    seats the reader owns. A running match gives public information only (no seed, no actions
-    of other seats). A match whose deal group (mirrored rotations, a tournament table) is still
-    being played is sealed: 403 for onlookers, the running form for its seats' owners.
+    seats the reader owns. A running match gives public information only (no seed; the moves of
+    other seats as a spectator sees them made). So does a match whose deal group (mirrored
+    rotations, a tournament table) is still being played, finished or not: it is sealed.
     """
     found = db.session.get(Match, match_id)
     if found is None:
@@ -87,8 +87,6 @@ def replay(match_id: int) -> Response:
         served = replays.served_bytes(found, owned)
     except replays.NoReplay as exc:
         abort(404, description=str(exc))
-    except replays.Sealed as exc:
-        abort(403, description=str(exc))
     response = Response(served.body, mimetype="application/json")
     if served.live:
         response.headers["Cache-Control"] = "no-store"
@@ -127,7 +125,7 @@ def frames(args: dict[str, Any], match_id: int) -> Response:
         abort(404, description=str(exc))
     except IndexError as exc:
         abort(404, description=str(exc))
-    except (replays.NotYours, replays.Sealed) as exc:
+    except replays.NotYours as exc:
         abort(403, description=str(exc))
     except Exception as exc:  # a replay the engine cannot re-play (its rules changed since)
         abort(409, description=f"the replay cannot be re-played: {exc}")

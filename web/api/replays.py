@@ -2,10 +2,11 @@
 
 A finished match is public: its whole replay (seed included) is served to anyone, except the
 debug and stderr text of each step, which only the owner of that seat (or an admin) reads. A
-running match is not: its seed, the actions of other seats and every full view would reveal
-hidden cards, so onlookers get public observations only and an owner additionally the
-observations of their own seats. A match whose deal group is sealed (``web.services.sealing``)
-is served to its seats' owners as if it were running, and to nobody else at all.
+running match is not: its seed, the full views and the secret moves would reveal hidden
+cards, so onlookers get its public view only (public observations, and each move as a
+spectator sees it made: ``Game.action_seen_by``), and an owner additionally the observations
+and moves of their own seats. A match whose deal group is sealed (``web.services.sealing``)
+is served the same way, finished or not, until every member of the group is done.
 """
 
 from __future__ import annotations
@@ -39,24 +40,19 @@ class NotYours(PermissionError):
     """A reader asked for a seat's view of a running match that they do not own."""
 
 
-class Sealed(PermissionError):
-    """An onlooker asked for a match whose deal group is sealed (``web.services.sealing``)."""
-
-
 class Visibility(NamedTuple):
-    """How a match is served: ``live`` (hidden: as if running), and why it is ``sealed``."""
+    """How a match is served: ``live`` (hidden: its public view only, as if running), and what
+    its page says while its deal group is ``sealed`` (``sealing.note``)."""
 
     live: bool
     sealed: str | None
 
 
-def visibility(match: Match, owned: set[int]) -> Visibility:
-    """How ``match`` is served to a reader owning ``owned`` seats; raises ``Sealed`` for an
-    onlooker (owning none of its seats) while its deal group is sealed."""
-    if sealing.group_pending(match):
-        if not owned:
-            raise Sealed(f"match {match.id} is sealed: {sealing.explain(match)}")
-        return Visibility(True, sealing.explain(match))
+def visibility(match: Match) -> Visibility:
+    """How ``match`` is served: hidden while it runs or its deal group is sealed."""
+    note = sealing.note(match)
+    if note is not None:
+        return Visibility(True, note)
     return Visibility(match.status != MatchStatus.FINISHED, None)
 
 
@@ -75,23 +71,32 @@ def load(match: Match) -> dict[str, Any]:
     return doc
 
 
-def step_for(step: dict[str, Any], owned: set[int], live: bool) -> dict[str, Any]:
-    """One step as a reader owning ``owned`` seats may see it."""
+def step_for(step: dict[str, Any], owned: set[int], game: Game | None) -> dict[str, Any]:
+    """One step as a reader owning ``owned`` seats may see it: with ``game`` (hidden), a move
+    of another seat only as a spectator sees it made."""
     shown = dict(step)
-    mine = step.get("seat") in owned
-    if not mine:
+    actor = step.get("seat")
+    if actor not in owned:
         for key in PRIVATE_STEP_KEYS:
             shown[key] = None
-        if live:
-            shown.pop("action", None)
+        if game is not None and "action" in shown:
+            shown["action"] = _public_action(game, shown["action"], actor)
     return shown
+
+
+def _public_action(game: Game, action: Any, actor: Any) -> Any:
+    """``actor``'s ``action`` as a spectator sees it made."""
+    if not isinstance(actor, int) or not isinstance(action, dict):
+        return None
+    return game.action_seen_by(action, actor, None)
 
 
 def replay_for(
     match: Match, doc: dict[str, Any], owned: set[int], seen: Visibility
 ) -> dict[str, Any]:
     """The replay document served to a reader owning ``owned`` seats."""
-    steps = [step_for(s, owned, seen.live) for s in doc["steps"]]
+    game = replays.initial_state(_replayable(doc)).game if seen.live else None
+    steps = [step_for(s, owned, game) for s in doc["steps"]]
     if not seen.live:
         return {**doc, "steps": steps}
     shown = {key: doc[key] for key in LIVE_HEADER if key in doc}
@@ -123,10 +128,9 @@ class Served(NamedTuple):
 def served_bytes(match: Match, owned: set[int]) -> Served:
     """The replay as served to a reader owning ``owned`` seats, as JSON bytes.
 
-    Raises ``Sealed`` for an onlooker of a sealed match. A finished, open match's replay never
-    changes, so its most recent renderings are kept.
+    A finished, open match's replay never changes, so its most recent renderings are kept.
     """
-    seen = visibility(match, owned)
+    seen = visibility(match)
     if seen.live:
         return Served(orjson.dumps(replay_for(match, load(match), owned, seen)), True)
     key = ("replay:" + (match.replay_path or ""), None, frozenset(owned))
@@ -138,10 +142,9 @@ def served_frames(match: Match, seat: int | None, owned: set[int], window: range
     """The frames envelope (``{"data": {...}}``) of ``window`` as JSON bytes.
 
     ``total`` counts every frame so far, so a reader knows what other windows to ask for.
-    Raises ``Sealed`` for an onlooker of a sealed match. A finished, open match never changes,
-    so its windows' most recent renderings are kept.
+    A finished, open match never changes, so its windows' most recent renderings are kept.
     """
-    live = visibility(match, owned).live
+    live = visibility(match).live
 
     def make() -> bytes:
         doc = load(match)
@@ -214,8 +217,8 @@ def event_for(
 ) -> dict[str, Any]:
     """A frame's event: the action as the frame's viewer saw it made.
 
-    A finished match shows a seat every move the game's rules make public, and of a secret move
-    only its kind (``Game.action_seen_by``); a running match shows only the viewer's own moves.
+    A seat sees every move the game's rules make public, and of a secret move only its kind
+    (``Game.action_seen_by``); so does a hidden match's spectator (``seat`` None, ``live``).
     """
     shown = dict(event)
     actor = event.get("seat")
@@ -225,7 +228,7 @@ def event_for(
     if (seat is None and not live) or actor == seat or "action" not in shown:
         return shown
     action = shown.pop("action")
-    if not live and isinstance(actor, int) and isinstance(action, dict):
+    if isinstance(actor, int) and isinstance(action, dict):
         shown["action"] = game.action_seen_by(action, actor, seat)
     return shown
 

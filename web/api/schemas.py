@@ -318,7 +318,7 @@ class ReplayDocument(Schema):
     live = fields.Boolean(metadata={"description": "true while the match is running or sealed"})
     sealed = fields.String(
         allow_none=True,
-        metadata={"description": "why the match is sealed (served to its seats' owners only)"},
+        metadata={"description": "how far its deal group is while it is sealed (public view only)"},
     )
 
 

@@ -4,8 +4,10 @@ through (match pages, the API, downloads, exports and ``arena fetch``).
 Some matches share one deal: the seat rotations of a mirrored ladder table (one
 ``mirror_group``) and the rotations of a tournament table (one tournament, one deal seed). What
 one of them shows tells every hand of the others, so while any of them is queued or running the
-whole group is *sealed*: nobody sees the seed, the replay, the frames or a download of any member,
-finished or not, except that each seat's owner still sees their own seat's view. A member that
+whole group is *sealed*: nobody sees the seed, the whole replay, a hidden card or a download of
+any member, finished or not. What everyone may see of each member meanwhile is its public view
+(the cards played, the pick-ups, the bets: what a spectator at the table sees), as it is played,
+and each seat's owner also their own seat's view. A member that
 fails or is cancelled counts as done: it will not be played again on that deal, so it does not
 hold the others back.
 
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sqlalchemy import ColumnElement, and_, exists, or_, select
+from sqlalchemy import ColumnElement, and_, exists, func, or_, select
 
 from web.extensions import db
 from web.models import Match, MatchKind, MatchStatus
@@ -58,20 +60,37 @@ def hidden(match: Match) -> bool:
     return match.status != MatchStatus.FINISHED or group_pending(match)
 
 
-def reason(match: Match) -> str | None:
-    """Why ``match`` is sealed, in words for its page and API errors; None if it is not."""
-    return explain(match) if sealed(match) else None
-
-
 def explain(match: Match) -> str:
     """The words saying why ``match``'s group is sealed (whether or not it is now)."""
-    if match.kind == MatchKind.TOURNAMENT:
-        group = "tournament table (every seat rotation of this deal)"
-    else:
-        group = "mirrored group (every seat rotation of this deal)"
+    group = "tournament table" if match.kind == MatchKind.TOURNAMENT else "mirrored group"
     return (
-        f"the replay opens when the {group} finishes: until then its seed, replay and views "
-        "stay sealed, except each seat's own view for that seat's owner"
+        f"the hands open when the {group} (every seat rotation of this deal) is done: until "
+        "then its seed, replay and hidden cards stay sealed, and only its public moves show"
+    )
+
+
+def progress(match: Match) -> tuple[int, int]:
+    """How many of the matches sharing ``match``'s deal are done, and how many there are."""
+    siblings = _shares_deal(match)
+    if siblings is None:
+        return (1, 1) if match.status not in PENDING else (0, 1)
+    done = func.count().filter(Match.status.not_in(PENDING))
+    row = db.session.execute(select(done, func.count()).where(siblings)).one()
+    return int(row[0]), int(row[1])
+
+
+def note(match: Match) -> str | None:
+    """What a sealed ``match``'s page and replay say of it, with how far its group is (e.g.
+    "finished; hands open when the 4 rotations of this deal are done: 2 of 4"); None if it is
+    not sealed."""
+    if not sealed(match):
+        return None
+    done, total = progress(match)
+    state = "finished" if match.status == MatchStatus.FINISHED else str(match.status)
+    return (
+        f"{state}; hands open when the {total} rotations of this deal are done: {done} of "
+        f"{total} (until then its seed, replay and hidden cards stay sealed; its public moves "
+        "show as they are played)"
     )
 
 

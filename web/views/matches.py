@@ -57,13 +57,13 @@ def match(match_id: int) -> ResponseReturnValue:
     user = auth.session_user()
     mine = sorted(s.seat for s in found.seats if user is not None and s.bot.owner_id == user.id)
     names = orjson.dumps([s.bot.name for s in found.seats]).decode()
-    sealed = sealing.reason(found)
+    sealed = sealing.note(found)
     return render_template(
         "match.html",
         match=found,
         sealed=sealed,
         hidden=sealed is not None or sealing.hidden(found),
-        show_replay=bool(found.replay_path) and (sealed is None or bool(mine)),
+        show_replay=bool(found.replay_path),
         seat_names=names,
         viewer_seat=mine[0] if mine else "",
         ladder=next((x for x in queries.ladders() if x.id == found.ladder_id), None),

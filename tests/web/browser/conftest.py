@@ -125,9 +125,20 @@ TABLE_BOXES = """root => {
 }"""
 """The boxes of the table's parts, by name: seats, the centre's cards, info box and controls."""
 
+PLACE_CONTROLS = """root => {
+  const controls = root.querySelector('.rv-controls');
+  if (getComputedStyle(controls).position !== 'sticky') return;
+  const stage = root.querySelector('.rv-stage').getBoundingClientRect();
+  const below = stage.bottom + controls.offsetHeight + 8 - window.innerHeight;
+  if (below > 0) window.scrollBy(0, below);
+}"""
+
 
 def table_boxes(page: Any) -> dict[str, dict[str, float]]:
     """Where the viewer's table parts are on the page now (``TABLE_BOXES``)."""
+    # a phone's controls stick to the foot of the screen, over the page, while their own place
+    # (under the table) is below it: measure with that place on screen
+    page.eval_on_selector("#replay-viewer", PLACE_CONTROLS)
     boxes: dict[str, dict[str, float]] = page.eval_on_selector("#replay-viewer", TABLE_BOXES)
     return boxes
 

@@ -23,7 +23,7 @@ import orjson
 
 from arena.games import make_game, viewer_script
 from arena.games.base import ConfigError, Game
-from arena.replay import Replay, frames, read_replay
+from arena.replay import Checkpoints, Replay, frames, read_replay
 
 ROOT = Path(__file__).resolve().parents[3]
 STATIC = ROOT / "web" / "static"
@@ -64,10 +64,13 @@ class FixtureSite:
         self.ratings: dict[str, list[list[Any]]] = {}
         self.viewer_seats: dict[str, int | None] = {}
         self.live: dict[str, int] = {}
+        """Replays still being played (or sealed): how many of their steps are played so far."""
+        self.sealed: dict[str, str] = {}
+        """Finished replays whose deal group is still played: what their page says of them."""
         self.lean: set[str] = set()
         """Replays whose frames are served without the history lists, which grow every step."""
-        """Replays still being played: how many of their steps are played so far."""
         self._frames: dict[str, dict[int, Any]] = {}
+        self._checkpoints: dict[str, Checkpoints] = {}
         self.requests: list[str] = []
         """The frame requests served, in order (path and query)."""
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -86,6 +89,9 @@ class FixtureSite:
         self.replays[name] = replay
         self.viewer_seats[name] = viewer_seat
         self._frames.pop(name, None)
+        kept = self._checkpoints[name] = Checkpoints(replay)
+        for _ in kept.states():  # as the site keeps them for a finished match it has served
+            pass
         return f"{self.url}/viewer/{name}"
 
     def frames(self, name: str, start: int, stop: int) -> list[Any]:
@@ -94,7 +100,8 @@ class FixtureSite:
         stop = min(stop, len(self.replays[name]["steps"]) + 1)
         missing = [i for i in range(start, stop) if i not in built]
         if missing:
-            for frame in frames(self.replays[name], missing[0], missing[-1] + 1):
+            replay, kept = self.replays[name], self._checkpoints.get(name)
+            for frame in frames(replay, missing[0], missing[-1] + 1, checkpoints=kept):
                 built[frame["index"]] = frame
         return [built[i] for i in range(start, stop)]
 
@@ -110,24 +117,19 @@ class FixtureSite:
 def frame_for(frame: Any, seat: int | None, game: Game, live: bool = False) -> dict[str, Any]:
     """One frame as the API gives it: a spectator's (public while the match runs) or a seat's.
 
-    A seat sees another seat's action as the game shows it (``Game.action_seen_by``), once the
-    match is over; while it runs, only its own.
+    A seat sees another seat's action as the game shows it (``Game.action_seen_by``), and so
+    does the spectator of a running match.
     """
     event = dict(frame["event"]) if frame["event"] else None
     out: dict[str, Any] = {"index": frame["index"], "event": event, "public": frame["public"]}
-    if seat is None and live:
-        if event is not None:
-            event.pop("action", None)
-        return out
-    if seat is None:
+    if seat is None and not live:
         out["spectator"] = frame["spectator"]
         out["seats"] = frame["seats"]
         return out
     if event is not None and event["seat"] != seat and "action" in event:
-        action = event.pop("action")
-        if not live:
-            event["action"] = game.action_seen_by(action, event["seat"], seat)
-    out["seat"] = frame["seats"][seat]
+        event["action"] = game.action_seen_by(event["action"], event["seat"], seat)
+    if seat is not None:
+        out["seat"] = frame["seats"][seat]
     return out
 
 
@@ -250,12 +252,17 @@ def _replay_for(site: FixtureSite, name: str) -> dict[str, Any]:
     if played is None:
         return replay
     mine = site.viewer_seats.get(name)
+    game = make_game(**replay["game"])
     steps = [
-        {k: v for k, v in s.items() if k != "action" or s["seat"] == mine}
+        s
+        if s["seat"] == mine
+        else {**s, "action": game.action_seen_by(s["action"], s["seat"], None)}
         for s in replay["steps"][:played]
     ]
     header = {k: replay[k] for k in ("format", "version", "engine", "game", "seats")}
-    return {**header, "live": True, "status": "running", "steps": steps}
+    status = site.sealed.get(name)
+    sealed = {"status": "finished", "sealed": status} if status else {"status": "running"}
+    return {**header, "live": True, **sealed, "steps": steps}
 
 
 def _viewer_page(site: FixtureSite, name: str) -> str:

@@ -3,9 +3,10 @@
 In a real browser at desktop width: sign up, create an API token, upload a bot with
 ``arena submit`` (the CLI, as a subprocess), watch the bot page follow the version from the queue
 to active by itself, find the bot on its ladder, and open one of its matches in the replay viewer
-from the bot's own seat. Then the same pages at phone width. At both widths screenshots are
-taken, no page is wider than the screen, and no part of the card table (seats, the cards in the
-centre, the info box, the controls) covers another at any of several steps.
+from the bot's own seat: whether or not the other rotations of its mirrored deal are played yet,
+it reads as finished and lists every move. Then the same pages at phone width. At both widths
+screenshots are taken, no page is wider than the screen, and no part of the card table (seats,
+the cards in the centre, the info box, the controls) covers another at any of several steps.
 """
 
 from __future__ import annotations
@@ -142,7 +143,17 @@ def open_a_finished_match(page: Any, bot_url: str) -> str:
     page.click(f"{finished} >> nth=0")
     page.wait_for_url("**/matches/*")
     page.wait_for_selector(f"{ROOT_SEL}[data-step]")
+    finished_as_such(page)
     return str(page.url).split("#")[0].split("?")[0]
+
+
+def finished_as_such(page: Any) -> None:
+    """A finished match never reads as live: while its mirrored group is still being played
+    it says how far the group is, and after that it is an ordinary replay (either may hold)."""
+    assert page.locator(".live-badge").count() == 0, "a finished match is not live"
+    note = page.locator("#sealed-note")
+    if note.count():
+        assert "Finished; hands open when the" in note.inner_text()
 
 
 def watch_from_its_seat(page: Any) -> int:
@@ -199,6 +210,7 @@ def test_a_newcomer_reaches_the_ladder_and_watches_the_bot_play(
         screenshot(page, f"newcomer-390-{name}")
     page.goto(match_url)
     page.wait_for_selector(f"{ROOT_SEL}[data-step]")
+    finished_as_such(page)
     page_fits(page, "the match page")
     assert page.locator("table.seats th:has-text('Status')").is_visible()
     steps = watch_from_its_seat(page)

@@ -326,6 +326,35 @@ def test_a_running_match_shows_public_cards_and_follows_new_steps(
     assert all(hidden_cards(page, seat) == 0 for seat in range(4)), "now every hand shows"
 
 
+def test_a_finished_rotation_of_an_open_group_says_so_and_lists_its_public_moves(
+    page: Any, site: FixtureSite
+) -> None:
+    replay = read_replay(GOLDEN / "kozyr-boys.json")
+    url = site.add("sealed", replay)
+    site.live["sealed"] = len(replay["steps"])
+    site.sealed["sealed"] = (
+        "finished; hands open when the 3 rotations of this deal are done: 1 of 3"
+    )
+    open_viewer(page, url + "#last")
+    assert page.locator(".live-badge").count() == 0, "a finished match is not live"
+    assert "hands open when the 3 rotations" in page.inner_text(".rv-sealed")
+    lines = page.locator(".rv-log li[data-step]")
+    wait_until(page, lambda: lines.count() == last_step("kozyr-boys"), "every line of the log")
+    texts = page.eval_on_selector_all(
+        ".rv-log li[data-step] .what", "ls => ls.map(l => l.textContent)"
+    )
+    assert "moves (hidden)" not in texts, "every public move is listed"
+    secret = [i for i, st in enumerate(replay["steps"]) if st["action"]["type"] == "discard"]
+    assert secret and all(texts[i] == "discard (secret)" for i in secret)
+    screenshot(page, "viewer-sealed-finished")
+    page.keyboard.press("Home")
+    wait_step(page, 0)
+    assert all(hidden_cards(page, seat) > 0 for seat in range(3)), "hands stay hidden"
+    del site.live["sealed"], site.sealed["sealed"]
+    page.wait_for_selector(".rv-btn.seed", timeout=WAIT_MS)  # the group is done: it opens
+    assert page.locator(".rv-sealed").count() == 0
+
+
 def test_frames_without_history_still_play(page: Any, site: FixtureSite) -> None:
     url = site.add("lean", read_replay(GOLDEN / "svoi-kozyri.json"))
     site.lean.add("lean")
@@ -400,6 +429,58 @@ def test_a_long_replay_opens_at_once_and_jumps_to_its_end(page: Any, site: Fixtu
     assert page.locator(".rv-log li.deal-sep").count() == deals, "one heading per deal"
     assert page.locator(".rv-marks .tick.deal").count() == deals - 1
     assert all(0 < size <= 500 for size in window_sizes(site.requests))
+
+
+def ten_thousand_steps() -> Any:
+    """A match of built-in random agents of more than 10,000 steps."""
+    game = make_game("challenge", params={"deals": 6})
+    for seed in range(30, 100):
+        state = game.new_state(seed)
+        replay = record_builtin_match(
+            state, [random_agent] * 2, ["left", "right"], agent_rng(seed), timed=False
+        )
+        if len(replay["steps"]) >= 10_000:
+            return replay
+    raise AssertionError("no match of 10,000 steps among the seeds tried")
+
+
+JUMP = """([step, selector]) => new Promise((done) => {
+  const root = document.querySelector(selector);
+  const range = root.querySelector(".rv-range");
+  const started = performance.now();
+  const seen = new MutationObserver(() => {
+    if (root.dataset.step === String(step)) {
+      seen.disconnect();
+      done(performance.now() - started);
+    }
+  });
+  seen.observe(root, { attributes: true, attributeFilter: ["data-step"] });
+  range.value = String(step);
+  range.dispatchEvent(new Event("input"));
+})"""
+"""Jump the slider to a step; the milliseconds until the viewer shows it (in the page's clock)."""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_any_jump_on_a_ten_thousand_step_match_shows_within_200_ms(
+    page: Any, site: FixtureSite, width: int
+) -> None:
+    replay = ten_thousand_steps()
+    steps = len(replay["steps"])
+    page.set_viewport_size({"width": width, "height": 860})
+    url = site.add("huge", replay)
+    site.lean.add("huge")  # as the API serves frames: without the history lists
+    open_viewer(page, url)
+    times = {}
+    # jumps at once after opening, while the other windows load in the background
+    for step in (steps, steps // 2, 7_257, 123, steps - 333, 9_001):
+        times[step] = page.evaluate(JUMP, [step, ROOT_SEL])
+        assert (
+            page.evaluate(f"document.querySelector('{ROOT_SEL}').classList.contains('fetching')")
+            is False
+        )
+    slow = {step: ms for step, ms in times.items() if ms > 200}
+    assert not slow, f"jumps slower than 200 ms: {slow} (all: {times})"
 
 
 def test_a_64_bit_seed_is_shown_copied_and_downloaded_whole(

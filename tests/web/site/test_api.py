@@ -89,11 +89,19 @@ def test_running_replay_is_public_information_only(client: FlaskClient, world: W
     assert answer.headers["Cache-Control"] == "no-store"
     doc = answer.get_json()
     assert doc["live"] is True and "seed" not in doc and "final_hash" not in doc
-    assert doc["steps"] and all("action" not in step for step in doc["steps"])
+    from arena.games import make_game
+    from tests.web.site.conftest import RUNNING_SEED, record
+
+    game = make_game(**doc["game"])
+    played = record(RUNNING_SEED)["steps"][: len(doc["steps"])]
+    # each move as a spectator sees it made, without the seats' debug text
+    public = [game.action_seen_by(s["action"], s["seat"], None) for s in played]
+    assert doc["steps"] and [s["action"] for s in doc["steps"]] == public
+    assert all(s["debug"] is None for s in doc["steps"])
     mine = client.get(
         f"/api/v1/matches/{world.running.id}/replay", headers=auth(world, "alice")
     ).get_json()
-    assert all(("action" in s) == (s["seat"] == 0) for s in mine["steps"])
+    assert all((s["debug"] is not None) == (s["seat"] == 0) for s in mine["steps"])
 
 
 def test_frames(client: FlaskClient, world: World) -> None:
@@ -250,7 +258,9 @@ def test_frames_since_follow_a_match(client: FlaskClient, world: World) -> None:
     news = client.get(url + "?since=1").get_json()["data"]
     assert [f["index"] for f in news["frames"]] == list(range(2, total))
     assert all(set(f) == {"index", "event", "public"} for f in news["frames"])
-    assert all("action" not in f["event"] for f in news["frames"])
+    # every move of this game is made in the open: a spectator sees it as it is played
+    assert all(f["event"]["action"]["type"] for f in news["frames"])
+    assert all(f["event"]["debug"] is None for f in news["frames"])
     assert client.get(url + f"?since={total - 1}").get_json()["data"]["frames"] == []
     own = client.get(url + "?seat=0&since=1", headers=auth(world, "alice")).get_json()["data"]
     assert [f["index"] for f in own["frames"]] == list(range(2, total))

@@ -3,9 +3,11 @@
 A mirrored ladder group and a tournament table are built of two seat rotations on one 64-bit
 seed: one finished, its sibling queued or running. Every GET route of the app (enumerated from
 its URL map, so a new route is covered as soon as it exists) is asked about both, anonymously,
-as a user with no seat, as an admin and as the owner of seat 0, and no answer may hold the seed
-or a card of the deal's hidden hands, except the owner's own seat's view. ``arena fetch``
-refuses too. Once the sibling finishes (or fails), everything opens.
+as a user with no seat, as an admin and as the owner of seat 0, and no answer may hold the seed;
+none holds a card of the deal's hidden hands, except the replay and frames, which give exactly
+the public view (equal to the spectator's public view of the whole replay opened afterwards,
+for every game) and the owner's own seat's view. ``arena fetch`` refuses too. Once the sibling
+finishes (or fails), everything opens.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from arena.games import names
 from tests.web.conftest import ROOT
-from tests.web.site.conftest import PASSWORD, LiveServer, World, _store, login, record
+from tests.web.site.conftest import GAME, PASSWORD, LiveServer, World, _store, login, record
 from tests.web.site.test_cli import arena
 from tests.web.site.test_security import leaked_cards
 
@@ -125,6 +128,7 @@ def every_url(app: Flask, world: World, group: Group) -> list[str]:
         "slug": [world.ladder.slug],
         "username": ["alice", "mallory"],
         "tournament_id": [group.tournament.id] if group.tournament else [],
+        "name": [GAME],
     }
     adapter = app.url_map.bind("localhost")
     urls = []
@@ -163,10 +167,46 @@ def as_reader(client: FlaskClient, world: World, who: str | None) -> dict[str, s
     return {"Authorization": f"Bearer {world.tokens[who]}"}
 
 
+def public_form(frames: list[dict[str, Any]], game_config: dict[str, Any]) -> list[Any]:
+    """Spectator frames of an open replay as a spectator of the hidden match sees them: the
+    public observation, and each move as the rules let a spectator see it made."""
+    from arena.games import make_game
+
+    game = make_game(**game_config)
+    out = []
+    for frame in frames:
+        event = frame["event"]
+        if event is not None:  # an admin reads every seat's debug text once the group is done
+            event = {**event, "debug": None, "stderr": None}
+            if "action" in event:
+                event["action"] = game.action_seen_by(event["action"], event["seat"], None)
+        out.append({"index": frame["index"], "event": event, "public": frame["public"]})
+    return out
+
+
+def all_frames(client: FlaskClient, match_id: int, headers: dict[str, str]) -> list[Any]:
+    """Every frame served of a match (window after window), as the reader is served them."""
+    frames: list[Any] = []
+    total = 1
+    while len(frames) < total:
+        url = f"/api/v1/matches/{match_id}/frames?start={len(frames)}&stop={len(frames) + 500}"
+        answer = client.get(url, headers=headers)
+        assert answer.status_code == 200, (url, answer.get_data(as_text=True))
+        data = answer.get_json()["data"]
+        total = data["total"]
+        frames += data["frames"]
+    return frames
+
+
+SERVES_FRAMES = re.compile(r"/matches/\d+/(replay|frames)")
+
+
 @pytest.mark.parametrize("who", ONLOOKERS)
-def test_onlookers_get_nothing_of_a_sealed_group(
+def test_onlookers_see_only_the_public_view_of_a_sealed_group(
     app: Flask, client: FlaskClient, world: World, group: Group, who: str | None
 ) -> None:
+    from web.extensions import db
+
     headers = as_reader(client, world, who)
     cards = deal_cards(group.replay)
     assert cards
@@ -178,23 +218,86 @@ def test_onlookers_get_nothing_of_a_sealed_group(
         answer.close()  # a download is a file the response holds open
         assert answer.status_code < 500, (url, answer.status_code)
         assert str(SEED) not in body, f"{url} gives away the seed to {who}"
-        assert not leaked_cards(body, cards), (url, who, leaked_cards(body, cards))
+        if not SERVES_FRAMES.search(url):  # those are held to the public view below
+            assert not leaked_cards(body, cards), (url, who, leaked_cards(body, cards))
+    sealed: dict[int, list[Any]] = {}
     for match in group.matches:
-        for what in ("replay", "frames", "frames?seat=0", "frames?seat=1"):
+        for what in ("frames?seat=0", "frames?seat=1"):
             answer = client.get(f"/api/v1/matches/{match.id}/{what}", headers=headers)
-            assert answer.status_code == 403, (what, answer.status_code)
-            assert "sealed" in answer.get_json()["error"]["message"]
+            assert answer.status_code in (403, 404), (what, answer.status_code)
         data = client.get(f"/api/v1/matches/{match.id}", headers=headers).get_json()["data"]
-        assert data["seed"] is None and "opens when the" in data["sealed"]
+        assert data["seed"] is None and "hands open when the" in data["sealed"]
+        if not match.replay_path:
+            continue
+        doc = orjson.loads(client.get(f"/api/v1/matches/{match.id}/replay", headers=headers).data)
+        assert not {"seed", "result", "outcome", "final_hash"} & doc.keys()
+        assert doc["live"] is True and "1 of 2" in doc["sealed"]
+        sealed[match.id] = all_frames(client, match.id, headers)
+        assert all(f.keys() == {"index", "event", "public"} for f in sealed[match.id])
     page = client.get(f"/matches/{group.finished.id}", headers=headers).get_data(as_text=True)
-    name = "mirrored group" if group.kind == "mirrored" else "tournament table"
-    assert f"the replay opens when the {name}" in page
-    assert 'id="replay-viewer"' not in page and "/replay" not in page
+    assert "Finished; hands open when the 2 rotations of this deal are done: 1 of 2" in page
+    assert 'id="replay-viewer"' in page and f"seed {SEED}" not in page
+    # the public view is what a spectator of the whole replay sees, once the group is done
+    _finish(group.sibling, group.replay)
+    db.session.commit()
+    opened = all_frames(client, group.finished.id, headers)
+    assert all("spectator" in f for f in opened)
+    public = public_form(opened, group.replay["game"])
+    for frames in sealed.values():
+        assert frames == public[: len(frames)]
+    assert len(sealed[group.finished.id]) == len(public)
+
+
+def greedy_replay(game: str, seed: int) -> dict[str, Any]:
+    """A real replay of ``game`` (its usual table size) played by greedy agents."""
+    import random
+
+    from arena.agents import greedy_agent
+    from arena.games import make_game
+    from arena.replay import record_builtin_match
+
+    state = make_game(game).new_state(seed)
+    seats = state.game.players
+    names = [f"s{i}" for i in range(seats)]
+    agents = [greedy_agent] * seats
+    return dict(record_builtin_match(state, agents, names, random.Random(seed), timed=False))
+
+
+@pytest.mark.parametrize("game", names())
+def test_every_game_shows_a_sealed_group_by_its_public_view(
+    client: FlaskClient, world: World, game: str
+) -> None:
+    """While a rotation waits, an onlooker gets the finished one's public view, exactly the
+    spectator's public view of its whole replay once the group is done, and no seed."""
+    from web.extensions import db
+    from web.models import MatchStatus
+
+    replay = greedy_replay(game, SEED)
+    versions = [world.versions[i % 2] for i in range(replay["game"]["players"])]
+    where = {"ladder_id": world.ladder.id, "mirror_group": f"g-{game}"}
+    finished = _match(world, versions, MatchStatus.FINISHED, where)
+    finished.game_config = replay["game"]
+    _finish(finished, replay)
+    sibling = _match(world, versions[::-1], MatchStatus.QUEUED, where)
+    db.session.commit()
+    served = client.get(f"/api/v1/matches/{finished.id}/replay").get_data(as_text=True)
+    assert str(SEED) not in served and orjson.loads(served)["live"] is True
+    sealed = all_frames(client, finished.id, {})
+    assert str(SEED) not in orjson.dumps(sealed).decode()
+    page = client.get(f"/matches/{finished.id}").get_data(as_text=True)
+    assert "Finished; hands open when" in page and "live-badge" not in page
+    _finish(sibling, replay)
+    db.session.commit()
+    opened = all_frames(client, finished.id, {})
+    assert sealed == public_form(opened, replay["game"])
+    public_moves = [f["event"]["action"] for f in public_form(opened, replay["game"])[1:]]
+    assert [s["action"] for s in orjson.loads(served)["steps"]] == public_moves
 
 
 def test_a_seat_owner_sees_only_their_own_seat(
     app: Flask, client: FlaskClient, world: World, group: Group
 ) -> None:
+    from arena.games import make_game
     from arena.replay import states
 
     headers = as_reader(client, world, "alice")
@@ -206,26 +309,30 @@ def test_a_seat_owner_sees_only_their_own_seat(
     m = group.finished.id
     doc = orjson.loads(client.get(f"/api/v1/matches/{m}/replay", headers=headers).data)
     assert not {"seed", "result", "outcome", "final_hash"} & doc.keys()
-    assert doc["live"] is True and "opens when the" in doc["sealed"]
-    assert all("action" not in s for s in doc["steps"] if s["seat"] != 0)
-    assert any("action" in s for s in doc["steps"] if s["seat"] == 0)
+    assert doc["live"] is True and "hands open when the" in doc["sealed"]
+    assert all(s["debug"] is None for s in doc["steps"] if s["seat"] != 0)
+    assert any(s["debug"] for s in doc["steps"] if s["seat"] == 0)
     assert client.get(f"/api/v1/matches/{m}/frames?seat=1", headers=headers).status_code == 403
     if group.sibling.replay_path:  # the running rotation, as its owners follow it
         running = client.get(f"/api/v1/matches/{group.sibling.id}/replay", headers=headers)
-        assert "opens when the" in orjson.loads(running.data)["sealed"]
+        assert "hands open when the" in orjson.loads(running.data)["sealed"]
     # alice sits in seat 1 of the sibling: its seat 0 is not hers
     sibling = f"/api/v1/matches/{group.sibling.id}/frames?seat=0"
     assert client.get(sibling, headers=headers).status_code in (403, 404)
     public = client.get(f"/api/v1/matches/{m}/frames", headers=headers).get_json()["data"]
     assert public["live"] and all("spectator" not in f for f in public["frames"])
+    game = make_game(**group.replay["game"])
     own = client.get(f"/api/v1/matches/{m}/frames?seat=0&start=0&stop=500", headers=headers)
     frames = own.get_json()["data"]["frames"]
     assert len(frames) == len(group.replay["steps"]) + 1
     checked = 0
     for frame, state in zip(frames, states(group.replay), strict=True):  # type: ignore[arg-type]
         seen = set(CARD.findall(orjson.dumps(state.observation(0)).decode()))
-        if frame["event"] and frame["event"]["seat"] == 0:  # the move seat 0 made itself
-            seen |= set(CARD.findall(orjson.dumps(frame["event"]).decode()))
+        if frame["index"]:  # a move as seat 0 saw it made (its own, or one the rules show it)
+            step = group.replay["steps"][frame["index"] - 1]
+            action = game.action_seen_by(step["action"], step["seat"], 0)
+            assert frame["event"]["action"] == action
+            seen |= set(CARD.findall(orjson.dumps(action).decode()))
         hidden = set(state.private_cards(1)) - seen
         shown = set(CARD.findall(orjson.dumps(frame).decode()))
         assert not hidden & shown, (frame["index"], hidden & shown)
@@ -274,7 +381,7 @@ def test_the_group_opens_once_every_member_is_done(
     frames = client.get(f"/api/v1/matches/{m}/frames").get_json()["data"]["frames"]
     assert frames and all("spectator" in f for f in frames)
     page = client.get(f"/matches/{m}").get_data(as_text=True)
-    assert f"seed {SEED}" in page and "opens when the" not in page
+    assert f"seed {SEED}" in page and "hands open when the" not in page
     assert 'id="replay-viewer"' in page
     out = str(tmp_path / "m.json")
     done = subprocess.run(

@@ -6,6 +6,9 @@ import { normalise } from "./source.js";
 /** How many frames one window holds: small enough that a long match opens at once. */
 export const CHUNK = 200;
 
+/** How long background windows wait after a jump (a reader scrubbing jumps again soon). */
+const QUIET_MS = 1000;
+
 export class FrameStore {
   /**
    * @param source where the frames come from (``window(seat, query)``)
@@ -20,6 +23,10 @@ export class FrameStore {
     this.total = 0;
     this.live = source.live;
     this.pending = new Map(); // chunk number -> its request
+    this.wanted = []; // windows a reader jumped to, the latest first
+    this.filling = false; // whether every window is to be loaded (else only those wanted)
+    this.pumping = null; // the loop loading windows one at a time, while it runs
+    this.jumped = -Infinity; // when the reader last jumped to a frame not here yet
     this.stopped = false;
   }
 
@@ -33,9 +40,29 @@ export class FrameStore {
     return Math.max(0, this.total - 1);
   }
 
-  /** Make sure the window holding frame ``index`` has arrived. */
-  async ensure(index) {
-    if (!this.has(index)) await this.#chunk(Math.floor(Math.max(0, index) / CHUNK));
+  /**
+   * Make sure frame ``index`` has arrived: a jump. The frame alone is asked for at once (one
+   * frame is served quickly, however long the match), and its window goes to the head of the
+   * queue of windows to load; background windows wait until the reader has stopped jumping for
+   * ``QUIET_MS``, so that they do not slow the server's answer to the next jump. Resolves when
+   * the frame is here. With ``peek`` false (opening the viewer) its window is asked for at once.
+   */
+  async ensure(index, { peek = true } = {}) {
+    index = Math.max(0, index);
+    if (this.has(index)) return;
+    this.jumped = performance.now();
+    const number = Math.floor(index / CHUNK);
+    this.wanted = [number, ...this.wanted.filter((n) => n !== number)];
+    if (this.pending.has(number)) return this.pending.get(number); // on its way already
+    if (!peek) return this.#chunk(number);
+    try {
+      this.#take(await this.source.window(this.seat, { start: index, stop: index + 1 }));
+    } catch (error) {
+      await this.#pump(); // its window may still bring it
+      if (!this.has(index)) throw error;
+      return;
+    }
+    this.#pump(); // the rest of its window, after the frame itself
   }
 
   #chunk(number) {
@@ -51,17 +78,61 @@ export class FrameStore {
   }
 
   #complete(number) {
+    if (!this.total) return false; // nothing known yet
     const stop = Math.min((number + 1) * CHUNK, this.total);
     for (let i = number * CHUNK; i < stop; i += 1) if (!this.has(i)) return false;
     return true;
   }
 
+  /** The next window to load: the one jumped to last, else the first not here yet. */
+  #next() {
+    this.wanted = this.wanted.filter((number) => !this.#complete(number));
+    if (this.wanted.length) return this.wanted[0];
+    if (!this.filling || performance.now() - this.jumped < QUIET_MS) return null;
+    for (let number = 0; number * CHUNK < this.total; number += 1)
+      if (!this.#complete(number)) return number;
+    return null;
+  }
+
+  /**
+   * Load windows one at a time (so a heavy window never competes with another for the server)
+   * until none is wanted; the running loop is shared. Resolves when it stops.
+   */
+  #pump() {
+    if (!this.pumping) {
+      this.pumping = (async () => {
+        try {
+          for (let number = this.#next(); number !== null; number = this.#next()) {
+            if (this.stopped) return;
+            await this.#chunk(number);
+          }
+        } catch (error) {
+          this.failure = error; // fill() reports it; a jump asks again
+        } finally {
+          this.pumping = null;
+        }
+      })();
+    }
+    return this.pumping;
+  }
+
   /** Fetch every window not yet here, one after another, until done or ``stop()``. */
   async fill() {
-    for (let number = 0; number * CHUNK < this.total; number += 1) {
-      if (this.stopped) return;
-      if (!this.#complete(number)) await this.#chunk(number);
+    this.filling = true;
+    while (!this.stopped && this.#missing()) {
+      // wait for the reader to stop jumping; never spin without giving the page a turn
+      const wait = Math.max(1, Math.ceil(this.jumped + QUIET_MS - performance.now()));
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      this.failure = null;
+      await this.#pump();
+      if (this.failure) throw this.failure;
     }
+  }
+
+  #missing() {
+    for (let number = 0; number * CHUNK < this.total; number += 1)
+      if (!this.#complete(number)) return true;
+    return !this.total;
   }
 
   /** Fetch the frames after the last one known (a running match). */

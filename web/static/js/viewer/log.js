@@ -126,9 +126,11 @@ export class MoveLog {
     const event = frames[i].event ?? {};
     const line = el("li", event.status && event.status !== "ok" ? "strike" : "");
     line.dataset.step = String(i);
+    const who = el("span", "who", names[event.seat] ?? `seat ${event.seat}`);
+    who.title = who.textContent; // whole, where the column cuts a long name
     line.append(
       el("span", "n", String(i)),
-      el("span", "who", names[event.seat] ?? `seat ${event.seat}`),
+      who,
       el("span", "what", stepText(frames, i, adapter)),
       el("span", "ms", timeText(event.time_ms)),
     );

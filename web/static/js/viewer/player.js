@@ -55,7 +55,7 @@ export class Player {
     this.#build();
     this.#useStore(this.state.seat);
     const steps = this.replay.steps?.length ?? 0; // a hint: the frames may be further on
-    await this.store.ensure(Math.min(wanted.step, steps));
+    await this.store.ensure(Math.min(wanted.step, steps), { peek: false });
     await this.go(wanted.step);
     this.root.classList.remove("loading");
     this.root.removeAttribute("aria-busy");
@@ -116,7 +116,7 @@ export class Player {
     const title = el("div", "rv-title");
     title.append(el("strong", "", this.replay.game?.game ?? "match"));
     if (this.replay.game?.variant) title.append(el("span", "variant", this.replay.game.variant));
-    if (this.options.source.live) title.append(el("span", "live-badge", "live"));
+    if (this.options.source.live) title.append(this.#hiddenMark());
     const tools = el("div", "rv-tools");
     this.perspective = buildPerspective(this.names, this.#allowedSeats(), (seat) =>
       this.setSeat(seat),
@@ -153,6 +153,20 @@ export class Player {
     }
     tools.append(this.#button("?", "help", () => this.toggleHelp(), "Keyboard shortcuts"));
     this.head.replaceChildren(title, tools);
+  }
+
+  /** A hidden match's mark: "live" while it is played; once it is over but its deal group is
+   * not (a sealed rotation), the words saying so. */
+  #hiddenMark() {
+    const { status, sealed } = this.replay;
+    if (status === "running" || status === "queued") {
+      const badge = el("span", "live-badge", "live");
+      if (sealed) badge.title = sealed;
+      return badge;
+    }
+    const note = el("span", "rv-sealed", sealed ?? `${status ?? "over"}; public moves only`);
+    note.title = "The public view: played cards and moves, no hidden hand";
+    return note;
   }
 
   #button(text, name, action, title) {
@@ -193,6 +207,8 @@ export class Player {
       this.markAt[i] = marksAt(frames, i, this.adapter);
     this.marks = this.markAt.flat();
     markScrubber(this.controls, this.marks, this.last, (step) => this.go(step));
+    const kinds = new Map(this.marks.map((mark) => [mark.kind, mark.label]));
+    this.table.noteTicks([...kinds]);
     this.controls.update({ ...this.state, step: this.target ?? this.state.step }, this.last);
     // the reader may be scrolling the log: bring the current line back only if it just arrived
     if (this.state.step >= start && this.state.step <= stop) this.log.show(this.state.step);

@@ -6,6 +6,17 @@ const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
 const CARD_CLASSES = new Set(["rv-card", "face", "back", "red", "black"]);
 const RANK_LABELS = { T: "10", J: "J", Q: "Q", K: "K", A: "A" };
 
+/** What each mark the table draws means, in the order the legend lists them. */
+export const MARK_WORDS = {
+  "to-move": "the seat to move",
+  out: "a seat out of the deal",
+  marked: "a card every seat knows this hand holds (picked up or shown)",
+  "on-top": "the card on top of the pile",
+  winner: "the card that took the trick",
+  trumped: "a trump",
+  secret: "a secret: a trump or a move only its seat saw",
+};
+
 /** The symbol of a suit letter ("H" gives "♥"); unknown letters are returned unchanged. */
 export function suitSymbol(suit) {
   return SUIT_SYMBOLS[suit] ?? String(suit ?? "?");
@@ -53,8 +64,16 @@ export function cardElement(card) {
   const face = el("div", `rv-card face ${isRedSuit(suit) ? "red" : "black"}`);
   face.dataset.card = card;
   face.setAttribute("aria-label", cardLabel(card));
-  const corner = el("span", "corner", cardLabel(card));
+  // rank over suit, as on a real card: the corner stays one character wide, so it shows whole
+  // in the strip a fanned hand leaves of each card (a ten's two digits are set close)
+  const rank = card.slice(0, -1);
+  const corner = el("span", "corner");
+  corner.setAttribute("aria-hidden", "true");
+  const rankText = RANK_LABELS[rank] ?? rank;
+  corner.append(el("span", `rank${rankText.length > 1 ? " wide" : ""}`, rankText));
+  corner.append(el("span", "suit", suitSymbol(suit)));
   const pip = el("span", "pip", suitSymbol(suit));
+  pip.setAttribute("aria-hidden", "true");
   face.append(corner, pip);
   return face;
 }
@@ -91,8 +110,37 @@ export class Table {
     this.root.append(this.felt, this.info, this.center, this.banner);
     this.seats = names.slice(0, players).map((name, seat) => this.#seatPanel(seat, name));
     this.zones = new Map();
-    container.append(this.root);
+    this.legend = el("ul", "rv-legend");
+    this.legend.setAttribute("aria-label", "what the marks mean");
+    this.noted = new Set();
+    container.append(this.root, this.legend);
     this.layout(0);
+  }
+
+  /** Add ``kind`` to the legend the first time a mark of that kind is drawn. */
+  note(kind) {
+    if (this.noted.has(kind) || !(kind in MARK_WORDS)) return;
+    this.noted.add(kind);
+    const item = el("li", `legend-${kind}`);
+    item.dataset.mark = kind;
+    item.append(el("span", `swatch swatch-${kind}`), el("span", "", MARK_WORDS[kind]));
+    const order = Object.keys(MARK_WORDS);
+    const after = [...this.legend.children].find(
+      (other) => order.indexOf(other.dataset.mark) > order.indexOf(kind),
+    );
+    this.legend.insertBefore(item, after ?? null);
+  }
+
+  /** The scrubber's tick kinds, with their words, in the legend (``[[kind, label]]``). */
+  noteTicks(kinds) {
+    this.legend.querySelectorAll("li.legend-tick").forEach((item) => item.remove());
+    for (const [kind, label] of kinds) {
+      const item = el("li", "legend-tick");
+      item.dataset.mark = `tick-${kind}`;
+      const swatch = el("span", `swatch tick ${kind}`);
+      item.append(swatch, el("span", "", `${label} (on the slider)`));
+      this.legend.append(item);
+    }
   }
 
   #seatPanel(seat, name) {
@@ -197,7 +245,11 @@ export class Table {
       .join(" ");
     node.style.left = "";
     node.style.top = "";
-    if (className) node.classList.add(...className.split(" ").filter(Boolean));
+    if (className) {
+      const names = className.split(" ").filter(Boolean);
+      node.classList.add(...names);
+      names.forEach((name) => this.note(name));
+    }
     this.used.add(key);
     return node;
   }
@@ -221,6 +273,7 @@ export class Table {
       const badge = el("span", `badge ${className}`.trim(), text);
       if (suit) badge.append(suitSpan(suit));
       if (title) badge.title = title;
+      if (className.split(" ").includes("secret")) this.note("secret");
       return badge;
     });
     this.seats[seat].badges.replaceChildren(...nodes);
@@ -233,6 +286,8 @@ export class Table {
 
   /** Mark the seat to move and dim the seats listed as out. */
   setTurn(toMove, out = []) {
+    if (toMove !== null && toMove !== undefined && this.seats[toMove]) this.note("to-move");
+    if (out.length) this.note("out");
     this.seats.forEach((panel, seat) => {
       panel.root.classList.toggle("to-move", seat === toMove);
       panel.root.classList.toggle("out", out.includes(seat));
@@ -277,6 +332,7 @@ export class Table {
   /** Remove the table from the page. */
   destroy() {
     this.root.remove();
+    this.legend.remove();
     this.cards.clear();
   }
 }
