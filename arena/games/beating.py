@@ -1,6 +1,6 @@
-"""What the beating games (svoi-kozyri, challenge) share: the beating rule, the pile, actions.
+"""What the beating games share: the beating rule, the pile, actions.
 
-Both games play cards onto one face-up pile. A card beats the top card when it is a higher card of
+These games play cards onto one face-up pile. A card beats the top card when it is a higher card of
 the same suit, or a card of the mover's own trump suit laid on a card of another suit. Nobody has
 to follow suit, and it does not matter who played the top card or whose trump it is.
 
@@ -38,7 +38,7 @@ ALL = "all"
 """A pick-up count meaning "the whole pile"."""
 
 CHOOSE, LEAD_MODE, RESPOND, EXIT, SECOND_MODE, OVER = range(6)
-"""Modes: who does what next. ``EXIT`` follows a player going out on a beat (svoi-kozyri)."""
+"""Modes: who does what next. ``EXIT`` follows a player going out on a beat, where a game allows."""
 
 EV_LEAD, EV_BEAT, EV_SECOND, EV_PICK_UP = range(4)
 """History event kinds both games share; each game numbers its own kinds from 4 up. An event is

@@ -1,4 +1,4 @@
-"""Pieces shared by the trick-taking games (``svoi-kozyri-tricks``, ``kozyr-boys``).
+"""Pieces shared by the trick-taking games.
 
 A trick is a list of plays, one per seat, in playing order; a play is a seat and a card. The games
 decide who wins a trick and what a card is worth; this module only keeps the bookkeeping.
