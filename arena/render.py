@@ -5,7 +5,7 @@ Rendering is generic over the shared view keys (``game``, ``deal``, ``dealer``, 
 ``full_view()`` (every hand shown) and for an ``observation()`` (only the viewer's hand shown).
 Other keys are drawn generically: per-seat lists become columns of the seat table, the rest
 become lines under it (piles, trick records, talons...). A game folder may add its own lines
-through its ``terminal.py`` (``HOOKS``).
+through its ``terminal.py`` (``HOOK`` and ``PHRASES``).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from arena.replay import ReplayRecorder, SeatInfo, dumps_replay, loads_replay, v
 from tests.golden import Case, case_id, game_cases, make_case, require_spec
 
 MATCHES = 120
-"""Matches per (game, variant): with 19 cases that is over two thousand playouts."""
+"""Matches per (game, variant): with 21 cases that is over two thousand playouts."""
 DEEP = 12
 """Matches per case that get the per-step checks."""
 RANDOM_TURN_CAP = 300

@@ -243,7 +243,8 @@ def when_ended(kind: MatchKind) -> Callable[[EndListener], EndListener]:
     """Register the decorated function to be told of every ``kind`` match that ends.
 
     The services above this one (the bot lifecycle for validation matches, the ladders for
-    ladder matches) register at their import, so this module needs none of them.
+    ladder matches, the tournaments for tournament matches) register at their import, so this
+    module needs none of them.
     """
 
     def register(listener: EndListener) -> EndListener:
