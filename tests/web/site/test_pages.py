@@ -274,7 +274,9 @@ def test_pages_fit_a_phone_screen(
     wide = {}
     for url in page_urls(world, tournament_id):
         if url.split("?")[0] not in ADMIN_ONLY:
-            page.goto(live_server.url + url)
+            # Let each page finish loading (the viewer's modules) before the next: a load cut
+            # short leaves the test server's open file to the garbage collector.
+            page.goto(live_server.url + url, wait_until="networkidle")
             width = page.evaluate("document.documentElement.scrollWidth")
             if width > PHONE["width"]:
                 wide[url] = width
