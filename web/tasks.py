@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 log = logging.getLogger(__name__)
@@ -32,12 +32,13 @@ _OUTAGE_RETRY = {
 }
 
 
-@shared_task(name="web.tasks.run_match", **_OUTAGE_RETRY)
-def run_match(match_id: int) -> str:
+@shared_task(name="web.tasks.run_match", bind=True, **_OUTAGE_RETRY)
+def run_match(self: Task, match_id: int) -> str:
     """Play match ``match_id`` unless another worker has it or it is done."""
     from web.services.play import play_match
 
-    outcome = play_match(match_id)
+    info = self.request.delivery_info or {}
+    outcome = play_match(match_id, redelivered=bool(info.get("redelivered")))
     log.info("match %s: %s", match_id, outcome)
     return outcome
 

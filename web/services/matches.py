@@ -10,7 +10,6 @@ the claim's attempt number, so a match is rated exactly once however often it wa
 from __future__ import annotations
 
 import logging
-import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -45,10 +44,10 @@ log = logging.getLogger(__name__)
 
 
 def worker_name() -> str:
-    """Who holds a claim: host and pid, enough to find the process in logs."""
+    """Who holds a claim: the worker's host identity (``WORKER_HOST``) and its pid."""
     import os
 
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{attempts.worker_host()}:{os.getpid()}"
 
 
 def create_match(
@@ -193,6 +192,19 @@ def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
     held: bool = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
     db.session.commit()
     return held
+
+
+def lease_held(match_id: int) -> float | None:
+    """Seconds until the lease of the running match ``match_id`` lapses (None if it is not
+    running or its lease has lapsed already). Ends its read transaction."""
+    now = utcnow()
+    until = db.session.scalar(
+        select(Match.lease_until).where(
+            Match.id == match_id, Match.status == MatchStatus.RUNNING, Match.lease_until > now
+        )
+    )
+    db.session.rollback()
+    return None if until is None else (until - now).total_seconds()
 
 
 def release(
