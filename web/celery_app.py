@@ -18,6 +18,7 @@ from flask import Flask
 from web.services.queue import (
     BUILDS,
     DEFAULT,
+    LAPSED_TASK,
     MATCH_TASK,
     MATCHES,
     PREPARE_TASK,
@@ -82,6 +83,7 @@ def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
         "beat_schedule": {
             "schedule-ladders": _periodic(SCHEDULE_TASK, float(config["SCHEDULE_INTERVAL"])),
             "reap-stale-matches": _periodic(REAP_TASK, float(config["REAP_INTERVAL"])),
+            "take-back-lapsed": _periodic(LAPSED_TASK, float(config["LEASE_CHECK_INTERVAL"])),
         },
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,

@@ -47,6 +47,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "QUEUED_STALE_AFTER": 120,
         "SCHEDULE_INTERVAL": 30.0,
         "REAP_INTERVAL": 60.0,
+        "LEASE_CHECK_INTERVAL": 3.0,
         "QUEUE_TARGET": 4,
         "PLACEMENT_MATCHES": 10,
         "PAUSE_AFTER_FAILURES": 5,

@@ -93,3 +93,19 @@ def reap_stale_matches() -> dict[str, list[int]]:
     if concluded:
         log.info("reaper, tournaments concluded: %s", concluded)
     return {"requeued": report.requeued, "resent": report.resent, "failed": report.failed}
+
+
+@shared_task(name="web.tasks.take_back_lapsed", **_RETRY)
+def take_back_lapsed() -> list[int]:
+    """Queue again at once the matches whose lease lapsed (their worker or host is gone)."""
+    from web.services import play  # noqa: F401  who is told of a match failed at its bound
+    from web.services.matches import take_back_lapsed as take_back
+    from web.services.queue import periodic_run
+
+    with periodic_run("web.tasks.take_back_lapsed", _ttl("LEASE_CHECK_INTERVAL")) as alone:
+        if not alone:
+            return []
+        report = take_back()
+    if report.requeued or report.failed:
+        log.info("lapsed leases: queued again %s, failed %s", report.requeued, report.failed)
+    return report.requeued

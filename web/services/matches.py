@@ -325,13 +325,7 @@ def reap(now: datetime | None = None) -> ReapReport:
     suspects = _stale_queued(stale_before, before)
     after = match_ids_in_broker() if suspects else set()
     lost = [i for i in suspects if after is None or i not in after]
-    expired = db.session.scalars(
-        select(Match)
-        .where(Match.status == MatchStatus.RUNNING, Match.lease_until < now)
-        .with_for_update(skip_locked=True)
-    ).all()
-    for match in expired:
-        _reap_expired(match, now, report)
+    expired = _lapsed(now, report)
     stale = db.session.scalars(
         select(Match)
         .where(
@@ -349,6 +343,33 @@ def reap(now: datetime | None = None) -> ReapReport:
         send_match(match_id, queue=queues[match_id])
     tell_ended(report.failed)
     return report
+
+
+def take_back_lapsed(now: datetime | None = None) -> ReapReport:
+    """The reaper's quick part, run every ``LEASE_CHECK_INTERVAL`` s: a running match whose
+    lease lapsed (its worker, or its whole host, is gone) is queued again at once (or failed at
+    its bound). Reads no broker. Commits; messages are sent after commit."""
+    now = now or utcnow()
+    report = ReapReport([], [], [])
+    lapsed = _lapsed(now, report)
+    queues = {m.id: match_queue(m) for m in lapsed}
+    db.session.commit()
+    for match_id in report.requeued:
+        send_match(match_id, queue=queues[match_id])
+    tell_ended(report.failed)
+    return report
+
+
+def _lapsed(now: datetime, report: ReapReport) -> list[Match]:
+    """Running matches whose lease lapsed, locked, each queued again or failed in ``report``."""
+    expired = db.session.scalars(
+        select(Match)
+        .where(Match.status == MatchStatus.RUNNING, Match.lease_until < now)
+        .with_for_update(skip_locked=True)
+    ).all()
+    for match in expired:
+        _reap_expired(match, now, report)
+    return list(expired)
 
 
 def _stale_queued(stale_before: datetime, in_broker: set[int] | None) -> list[int]:

@@ -176,6 +176,7 @@ MATCH_TASK = "web.tasks.run_match"
 PREPARE_TASK = "web.tasks.prepare_version"
 SCHEDULE_TASK = "web.tasks.schedule_ladders"
 REAP_TASK = "web.tasks.reap_stale_matches"
+LAPSED_TASK = "web.tasks.take_back_lapsed"
 _MATCH_ID_PREFIX = "match-"
 
 
