@@ -350,6 +350,7 @@ def kill_replays(
         print(f"  kill {k}: {figures[-1]:.1f} s, taken over on the {how}", file=sys.stderr)
         if workers is not None:
             workers.start(lost)
+        settle([match_id], 120)  # the next kill finds both workers free
     return figures
 
 
@@ -471,6 +472,7 @@ def main() -> None:
                 ids: list[int] = []
                 kills = kill_replays(made, args.kills, ids)
                 print(f"kill: {' '.join(f'{k:.1f}' for k in kills)} s", file=sys.stderr)
+                settle(ids, 300)  # both workers free: a kill measures recovery, not a queue
                 hosts = kill_replays(made, args.kills, ids, workers)
                 print(f"host: {' '.join(f'{k:.1f}' for k in hosts)} s", file=sys.stderr)
                 settle(ids, 300)  # the long matches out of the workers' way

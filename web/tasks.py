@@ -54,12 +54,12 @@ def prepare_version(version_id: int) -> str:
     return str(prepare(version_id))
 
 
-def _ttl(setting: str) -> float:
+def _ttl(setting: str, task: str = "") -> float:
     from flask import current_app
 
     from web.services.queue import periodic_ttl
 
-    return periodic_ttl(float(current_app.config[setting]))
+    return periodic_ttl(float(current_app.config[setting]), task)
 
 
 @shared_task(name="web.tasks.schedule_ladders", **_RETRY)
@@ -100,9 +100,9 @@ def take_back_lapsed() -> list[int]:
     """Queue again at once the matches whose lease lapsed (their worker or host is gone)."""
     from web.services import play  # noqa: F401  who is told of a match failed at its bound
     from web.services.matches import take_back_lapsed as take_back
-    from web.services.queue import periodic_run
+    from web.services.queue import LAPSED_TASK, periodic_run
 
-    with periodic_run("web.tasks.take_back_lapsed", _ttl("LEASE_CHECK_INTERVAL")) as alone:
+    with periodic_run(LAPSED_TASK, _ttl("LEASE_CHECK_INTERVAL", LAPSED_TASK)) as alone:
         if not alone:
             return []
         report = take_back()

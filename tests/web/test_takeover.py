@@ -12,10 +12,11 @@ from flask import Flask, current_app
 
 from tests.web.conftest import Worker, require_bwrap, sample_version, wait_for
 from tests.web.test_worker import finished, match_row, rating_changes, unvalidated_version
+from web.celery_app import forget_expired_periodic
 from web.extensions import db
 from web.models import MatchStatus, utcnow
 from web.services import ladders, matches, play
-from web.services.queue import MATCH_QUEUES, app_redis
+from web.services.queue import LAPSED_TASK, MATCH_QUEUES, app_redis, claim_periodic_send
 
 LEASE = 3
 
@@ -105,3 +106,19 @@ def _etas(match_id: int) -> list[datetime | None]:
             eta = headers.get("eta")
             found.append(datetime.fromisoformat(eta) if eta else None)
     return found
+
+
+def test_an_expired_periodic_message_lets_beat_send_the_next_at_once(pg_app: Flask) -> None:
+    """A lapsed-lease check whose message expired unrun (every process busy) clears its waiting
+    mark, so beat sends the next one on its next tick instead of a minute later."""
+    import web.tasks  # noqa: F401  registers the tasks with the app's Celery
+
+    task = pg_app.extensions["celery"].tasks[LAPSED_TASK]
+    prefix = str(current_app.config["BROKER_PREFIX"] or "")
+    with app_redis() as client:
+        assert client is not None
+        assert claim_periodic_send(client, prefix, LAPSED_TASK, 60)
+        forget_expired_periodic(sender=task, expired=False)  # revoked for another reason
+        assert not claim_periodic_send(client, prefix, LAPSED_TASK, 60)
+        forget_expired_periodic(sender=task, expired=True)
+        assert claim_periodic_send(client, prefix, LAPSED_TASK, 60)
