@@ -132,7 +132,7 @@ class LeaseKeeper:
         with self.app.app_context():
             try:
                 held = matches.renew_lease(self.match_id, self.attempt, self.lease)
-            except attempts.DATABASE_ERRORS as exc:
+            except Exception as exc:  # the database away, most likely; the thread goes on
                 # The match goes on: its result is written once the database is back, unless
                 # another worker took the match over meanwhile (the claim's token decides).
                 attempts.forget_transaction()
