@@ -102,7 +102,7 @@ def version(version_id: int) -> dict[str, Any]:
 @blp.alt_response(
     429,
     schema=s.ErrorEnvelope,
-    description="Too Many Requests: this address has used up one of its upload allowances "
+    description="Too Many Requests: the uploading account has used up one of its upload allowances "
     "(accepted uploads, or uploads refused for a mistake in them); the message says which and "
     "when it resets",
     headers={"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}},

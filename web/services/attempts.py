@@ -191,18 +191,25 @@ def storage_answers(root: Path) -> bool:
     return True
 
 
+def worker_host() -> str:
+    """This worker's host identity (``WORKER_HOST``, by default the host name): the first
+    part of every claim it takes. Processes that share it must see each other's pids."""
+    return str(current_app.config.get("WORKER_HOST") or "") or socket.gethostname()
+
+
 def holder_gone(worker: str | None) -> bool:
     """True if ``worker`` (a claim's holder, ``host:pid``) is a process of this host that no
     longer runs: its match may be taken over at once, before its lease runs out.
 
     The broker hands the message of a worker process that died (killed, out of memory) to
     another at once; without this the match would wait for the dead claim's lease. Only a
-    process of this host can be known to be gone: another host's claim keeps its lease.
+    process of this host can be known to be gone: another host's claim keeps its lease, and
+    its match is taken over once that lapses (``web.services.play``).
     """
     if not worker:
         return False
     host, _, pid = worker.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+    if host != worker_host() or not pid.isdigit() or int(pid) == os.getpid():
         return False
     return not _running(int(pid))
 

@@ -11,6 +11,7 @@ serves filtered to public information (``web.api.replays``); the finished replay
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ from web.models import (
     utcnow,
 )
 from web.services import attempts, matches, ratings
-from web.services.queue import send_match
+from web.services.queue import MATCHES, send_match
 
 # A process that plays matches must have everyone who listens for their end registered: the
 # ladders (ladder matches), the tournaments (tournament matches) and the bot lifecycle
@@ -49,33 +50,99 @@ LIVE_REPLAY_EVERY = 1.0
 """Seconds between two writes of a live replay; a match's first step is written at once."""
 
 
-def play_match(match_id: int) -> str:
-    """Play match ``match_id`` if this worker can claim it; returns what happened, for the logs."""
+def play_match(match_id: int, *, redelivered: bool = False) -> str:
+    """Play match ``match_id`` if this worker can claim it; returns what happened, for the logs.
+
+    A ``redelivered`` message (its worker process died) of a match whose claim another host
+    still holds is sent again for the moment that claim's lease lapses: if the holder is gone,
+    the match is taken over then, instead of waiting for the reaper.
+    """
     waiting = _still_waiting_for_storage(match_id)
     if waiting is not None:
         return waiting
     lease = float(current_app.config["MATCH_LEASE"])
     attempt = matches.claim(match_id, matches.worker_name(), lease)
     if attempt is None:
-        return "not claimed (finished, running elsewhere, or out of attempts)"
+        return _not_claimed(match_id, redelivered)
     live: LiveReplay | None = None
-    try:
-        seats = _seat_specs(match_id)
-        match = db.session.get(Match, match_id)
-        assert match is not None
-        config, seed = dict(match.game_config), match.seed
-        db.session.rollback()
-        live = LiveReplay(match_id, attempt, config, seed, seats)
-        on_step = _each(_heartbeat(match_id, attempt, lease), live.on_step)
-        outcome = engine.run(config, seats, seed, on_step=on_step)
-        replay_rel = _store_replay(outcome.replay)
-    except Exception as exc:  # the match could not be played: give the claim back
-        return _give_back(match_id, attempt, exc, live)
-    finished = attempts.patiently(
-        lambda: finish(match_id, attempt, outcome, replay_rel), f"match {match_id}: finishing"
-    )
+    with LeaseKeeper(match_id, attempt, lease):
+        try:
+            seats = _seat_specs(match_id)
+            match = db.session.get(Match, match_id)
+            assert match is not None
+            config, seed = dict(match.game_config), match.seed
+            db.session.rollback()
+            live = LiveReplay(match_id, attempt, config, seed, seats)
+            outcome = engine.run(config, seats, seed, on_step=live.on_step)
+            replay_rel = _store_replay(outcome.replay)
+        except Exception as exc:  # the match could not be played: give the claim back
+            return _give_back(match_id, attempt, exc, live)
+        finished = attempts.patiently(
+            lambda: finish(match_id, attempt, outcome, replay_rel), f"match {match_id}: finishing"
+        )
     live.discard()
     return "finished" if finished else "result discarded"
+
+
+def _not_claimed(match_id: int, redelivered: bool) -> str:
+    """Why a message found nothing to claim; a redelivered one waits for a held lease."""
+    lapses = matches.lease_held(match_id) if redelivered else None
+    if lapses is None:
+        return "not claimed (finished, running elsewhere, or out of attempts)"
+    match = db.session.get(Match, match_id)
+    queue = matches.match_queue(match) if match is not None else MATCHES
+    db.session.rollback()
+    send_match(match_id, queue=queue, countdown=lapses + TAKEOVER_MARGIN)
+    return f"held by another worker: looked at again when its lease lapses in {lapses:.1f} s"
+
+
+TAKEOVER_MARGIN = 1.0
+"""Seconds after a held lease lapses that its redelivered match is looked at again."""
+
+
+class LeaseKeeper:
+    """Renews a match claim's lease every third of its length, from a thread of its own, for as
+    long as the claim is held: slow bot starts, builds and ``ready`` waits included, not only
+    between steps. Stops when the block ends or the claim is found taken away."""
+
+    def __init__(self, match_id: int, attempt: int, lease: float) -> None:
+        self.match_id, self.attempt, self.lease = match_id, attempt, lease
+        self.app = current_app._get_current_object()  # type: ignore[attr-defined]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, name=f"lease-match-{match_id}", daemon=True
+        )
+
+    def __enter__(self) -> LeaseKeeper:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        every = max(self.lease / 3, 0.2)
+        while not self.stop.wait(every):
+            if not self._renew():
+                return
+
+    def _renew(self) -> bool:
+        """One renewal; False once the claim is known to be taken away."""
+        with self.app.app_context():
+            try:
+                held = matches.renew_lease(self.match_id, self.attempt, self.lease)
+            except Exception as exc:  # the database away, most likely; the thread goes on
+                # The match goes on: its result is written once the database is back, unless
+                # another worker took the match over meanwhile (the claim's token decides).
+                attempts.forget_transaction()
+                log.warning("match %s: the lease could not be renewed: %s", self.match_id, exc)
+                return True
+            finally:
+                db.session.remove()
+        if not held and not self.stop.is_set():
+            log.info("match %s: claim %s is no longer held", self.match_id, self.attempt)
+        return held
 
 
 def _still_waiting_for_storage(match_id: int) -> str | None:
@@ -133,37 +200,6 @@ def _seat_specs(match_id: int) -> list[engine.SeatSpec]:
         )
         for seat in seats
     ]
-
-
-def _heartbeat(match_id: int, attempt: int, lease: float) -> Any:
-    """An ``on_step`` callback that renews the lease every third of its length."""
-    last = [time.monotonic()]
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
-
-    def beat(*_args: Any, **_kwargs: Any) -> None:
-        if time.monotonic() - last[0] < lease / 3:
-            return
-        last[0] = time.monotonic()
-        with app.app_context():
-            try:
-                matches.renew_lease(match_id, attempt, lease)
-            except attempts.DATABASE_ERRORS as exc:
-                # The match goes on: its result is written once the database is back, unless
-                # another worker took the match over meanwhile (the claim's token decides).
-                attempts.forget_transaction()
-                log.warning("match %s: the lease could not be renewed: %s", match_id, exc)
-
-    return beat
-
-
-def _each(*callbacks: Any) -> Any:
-    """One ``on_step`` callback that calls each of ``callbacks`` in turn."""
-
-    def step(*args: Any) -> None:
-        for callback in callbacks:
-            callback(*args)
-
-    return step
 
 
 class LiveReplay:
