@@ -32,12 +32,15 @@ from arena import __version__
 from arena.agents import get_agent
 from arena.bots import BotManifest
 from arena.connection import Connection, ReadEvent, Transcript
+from arena.feed import ObservationFeed
 from arena.games.base import Action, Game, Result, State
 from arena.protocol import (
+    DELTA,
     PROTOCOL_VERSION,
     ActionReply,
     BotError,
     DealEnd,
+    Encoded,
     ErrorNotice,
     Hello,
     LineTooLong,
@@ -178,6 +181,8 @@ class Seat:
     returncode: int | None = None
     self_name: str | None = None
     rng: random.Random = field(default_factory=random.Random)
+    feed: ObservationFeed = field(default_factory=ObservationFeed)
+    """What the bot has been sent of its observations (whole, unless it asked for deltas)."""
 
     @property
     def live(self) -> bool:
@@ -265,6 +270,7 @@ class Referee:
             self._forfeit(seat, SeatStatus.INIT_FAILURE, problem)
         else:
             seat.self_name = msg.name
+            seat.feed = ObservationFeed(msg.observations)
 
     def close_all(self) -> None:
         """Say goodbye to every live bot, then kill every process tree; never raises."""
@@ -342,13 +348,15 @@ class Referee:
         legal = state.legal_actions()
         legal_json = [state.action_to_json(a) for a in legal]
         self.request_id += 1
+        feed = seat.feed
         request = encode(Request(
             id=self.request_id,
             deal=deal,
-            observation=state.observation(seat.index),
+            observation=Encoded(feed.encode(state, seat.index)),
             legal_actions=legal_json,
             time_left_ms=round(seat.bank_s * 1000),
             move_ms=round(self.tc.move_s * 1000),
+            delta=feed.mode == DELTA,
         ))  # fmt: skip
         seat.conn.thaw()  # frozen since its last answer; thawing is not on its clock
         started = time.perf_counter()  # the bot's clock starts once its request is ready
@@ -420,6 +428,7 @@ class Referee:
                 unread = f"{len(conn.outbox)} bytes of earlier messages still unread"
                 return None, SeatStatus.TIMEOUT, f"does not read its input ({unread})"
             return None, SeatStatus.CRASH, self._crash_message(seat)
+        seat.feed.commit()  # the bot has it: its next delta builds on this observation
         while True:
             event = conn.read_line(deadline, self._others(seat))
             if event is ReadEvent.TIMEOUT:
@@ -472,19 +481,26 @@ class Referee:
         if seat.conn is not None:
             self._close(seat)
 
-    def _tell(self, seat: Seat, data: bytes) -> None:
+    def _tell(self, seat: Seat, data: bytes) -> bool:
         """Send a message that needs no answer; a bot whose stdin is gone has crashed.
 
         A stalled bot (one that reads nothing) misses the message; its next request says so.
+        True if the message was sent.
         """
         assert seat.conn is not None
-        if not seat.conn.send(data) and seat.conn.gone:
+        if seat.conn.send(data):
+            return True
+        if seat.conn.gone:
             self._forfeit(seat, SeatStatus.CRASH, self._crash_message(seat))
+        return False
 
     def _broadcast_deal_end(self, deal: int) -> None:
         for seat in self.seats:
             if seat.live:
-                self._tell(seat, encode(DealEnd(deal, self.state.observation(seat.index))))
+                feed = seat.feed
+                body = Encoded(feed.encode(self.state, seat.index))
+                if self._tell(seat, encode(DealEnd(deal, body, feed.mode == DELTA))):
+                    feed.commit()
 
     def _others(self, seat: Seat) -> list[Connection]:
         """The other live bots (whose stderr is drained while ``seat`` thinks); cached per seat."""

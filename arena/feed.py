@@ -1,0 +1,142 @@
+"""What the referee has sent one seat of its observations, to send the next one cheaply.
+
+A seat gets its observation whole with every request and ``deal_end`` (``full``, protocol v1's
+default), or, if its bot asked for them in ``ready``, as deltas against the last one it was
+sent (``delta``; ``docs/protocol.md``, "Observations as deltas"). Either way the feed encodes
+each history event once and keeps the seat's history encoded, so a whole observation costs
+about as much as a short one: only the rest of the observation (the ``head``, a few small
+values) is encoded again each time.
+
+A delta is an object with up to three members, each left out when empty:
+
+- ``set``: keys whose value is new or changed, with the value;
+- ``append``: list-valued keys that grew at the end, with the new items only;
+- ``drop``: keys the observation no longer has.
+
+Whether a value changed is decided on its encoded bytes, so a delta is exact in JSON terms
+(``1`` and ``true`` differ) however the game builds its values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from arena.games.base import HISTORY, JSON, EventLog, State
+from arena.protocol import FULL, OBSERVATION_MODES, Encoded
+
+_dumps = orjson.dumps
+
+
+class ObservationFeed:
+    """One seat's observations as the referee writes them: whole or as deltas.
+
+    ``encode(state, seat)`` gives the next one; ``commit()`` says it was delivered, so the next
+    delta builds on it (a message the bot never got must not be the base of the next one).
+    """
+
+    def __init__(self, mode: str = FULL) -> None:
+        if mode not in OBSERVATION_MODES:
+            raise ValueError(f"unknown observation mode {mode!r}")
+        self.mode = mode
+        self._log: Sequence[Any] | None = None
+        """The game's event list whose entries are encoded in ``_events``."""
+        self._events = bytearray(b"[")
+        """``[`` then the encoded entries of ``_log`` separated by commas (no closing bracket)."""
+        self._starts: list[int] = []
+        """Where each encoded entry begins in ``_events``."""
+        self._closed: bytes | None = b"[]"
+        """``_events`` with its closing bracket, once asked for (None: not made yet)."""
+        self._sent: dict[str, bytes] = {}
+        """The last delivered observation: each key's encoded value (history left out)."""
+        self._sent_log: Sequence[Any] | None = None
+        self._sent_count = 0
+        """The event list and how many of its entries the last delivered observation had."""
+        self._pending: tuple[dict[str, bytes], Sequence[Any] | None, int] | None = None
+
+    def encode(self, state: State, seat: int) -> bytes:
+        """``seat``'s observation now, encoded: whole, or as a delta against the last one
+        delivered (``commit``)."""
+        parts = state.observation_parts(seat)
+        if parts is None:  # a game that does not split its observation: the slow, generic way
+            head, log = state.observation(seat), None
+        else:
+            head, log = parts
+            self._catch_up(log)
+        if self.mode == FULL:
+            if log is not None:
+                head[HISTORY] = Encoded(self._history())
+            return _dumps(head)
+        return self._delta(head, log)
+
+    def commit(self) -> None:
+        """The observation last encoded reached the bot: later deltas build on it."""
+        if self._pending is not None:
+            self._sent, self._sent_log, self._sent_count = self._pending
+            self._pending = None
+
+    def _catch_up(self, log: EventLog) -> None:
+        """Encode the entries of ``log`` not encoded yet (all of them if it is a new list)."""
+        events = log.events
+        if events is not self._log:
+            self._log = events
+            self._events = bytearray(b"[")
+            self._starts = []
+            self._closed = None
+        starts, encoded = self._starts, self._events
+        if len(events) == len(starts):
+            return
+        self._closed = None
+        to_json = log.to_json
+        for event in events[len(starts) :]:
+            if starts:
+                encoded += b","
+            starts.append(len(encoded))
+            encoded += _dumps(to_json(event))
+
+    def _history(self) -> bytes:
+        """The whole encoded history, as a JSON list."""
+        if self._closed is None:
+            self._closed = bytes(self._events) + b"]"
+        return self._closed
+
+    def _delta(self, head: JSON, log: EventLog | None) -> bytes:
+        sent = self._sent
+        now: dict[str, bytes] = {}
+        changed: dict[str, Encoded] = {}
+        grown: dict[str, Encoded] = {}
+        for key, value in head.items():
+            if log is not None and key == HISTORY:
+                continue
+            new = now[key] = _dumps(value)
+            old = sent.get(key)
+            if old == new:
+                continue
+            if old is not None and len(old) > 2 and new.startswith(old[:-1] + b","):
+                grown[key] = Encoded(b"[" + new[len(old) :])  # a list that grew at the end
+            else:
+                changed[key] = Encoded(new)
+        count = 0
+        if log is not None:
+            count = len(self._starts)
+            self._history_delta(changed, grown, count)
+        dropped = [key for key in sent if key not in now]
+        self._pending = (now, self._log if log is not None else None, count)
+        delta: JSON = {}
+        if changed:
+            delta["set"] = changed
+        if grown:
+            delta["append"] = grown
+        if dropped:
+            delta["drop"] = dropped
+        return _dumps(delta)
+
+    def _history_delta(self, changed: JSON, grown: JSON, count: int) -> None:
+        """Add the history's change since the last delivered observation to the delta."""
+        if self._sent_log is not self._log:  # the first observation, or a new deal's list
+            changed[HISTORY] = Encoded(self._history())
+        elif count > self._sent_count:
+            start = self._starts[self._sent_count]
+            grown[HISTORY] = Encoded(b"[" + bytes(self._events[start:]) + b"]")
