@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -227,6 +228,70 @@ def test_protocol_version_is_checked(tmp_path: Path, greedy: BotManifest) -> Non
     outcome = play([greedy, future])
     assert outcome.seats[1].status is SeatStatus.INIT_FAILURE
     assert "protocol 2" in (outcome.seats[1].message or "")
+
+
+def test_an_unknown_observation_mode_fails_the_start_clearly(
+    tmp_path: Path, greedy: BotManifest
+) -> None:
+    odd = make_bot(tmp_path, "odd", """
+        import json, sys
+        sys.stdin.readline()
+        print(json.dumps({"type": "ready", "protocol": 1, "observations": "xml"}), flush=True)
+        sys.stdin.read()
+    """)  # fmt: skip
+    outcome = play([greedy, odd])
+    assert outcome.seats[1].status is SeatStatus.INIT_FAILURE
+    assert outcome.seats[1].message == (
+        "bad answer to hello: ready 'observations' must be 'full' or 'delta', got \"xml\""
+    )
+    assert outcome.seats[0].status is SeatStatus.OK
+
+
+def whole_observations(bot: BotManifest, tmp_path: Path) -> BotManifest:
+    """A copy of a kit bot that asks for whole observations (the kit asks for deltas)."""
+    folder = shutil.copytree(bot.path, tmp_path / f"{bot.path.name}-full")
+    if bot.language == "python":
+        (folder / "bot.py").rename(folder / "strategy.py")
+        (folder / "bot.py").write_text(
+            "import runpy, pathlib, kozyri_bot\n"
+            "kozyri_bot.Bot.observations = 'full'\n"
+            "runpy.run_path(str(pathlib.Path(__file__).with_name('strategy.py')), "
+            "run_name='__main__')\n"
+        )
+    else:
+        (folder / "bot.js").rename(folder / "strategy.js")
+        (folder / "bot.js").write_text(
+            'require("kozyri_bot").Bot.observations = "full";\nrequire("./strategy.js");\n'
+        )
+    return load_bot(folder)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_kit_bots_play_the_same_match_from_deltas_as_from_whole_observations(
+    tmp_path: Path,
+) -> None:
+    kit_bots = [
+        load_bot(SAMPLES / "python" / "svoi-kozyri-heuristic"),
+        load_bot(SAMPLES / "js" / "svoi-kozyri-greedy"),
+        load_bot(SAMPLES / "python" / "svoi-kozyri-random"),
+    ]
+    game = make_game("svoi-kozyri", players=3, params={"deals": 2})
+    replays, lines = [], []
+    for bots in (kit_bots, [whole_observations(b, tmp_path) for b in kit_bots]):
+        logs = [io.BytesIO() for _ in bots]
+        outcome = run_match(game, bots, 11, sandbox=get_sandbox("none"), time_control=QUICK,
+                            transcripts=dict(enumerate(logs)))  # fmt: skip
+        assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+        replays.append(outcome.replay)
+        lines.append([log.getvalue().splitlines() for log in logs])
+    for delta_log, full_log in zip(*lines, strict=True):
+        requests = [line for line in delta_log if line.startswith(b'-> {"type":"request"')]
+        assert requests and all(b'"delta":' in r and b'"observation":' not in r for r in requests)
+        assert all(b'"observation":' in r for r in full_log if b'"type":"request"' in r)
+        assert sum(map(len, delta_log)) < sum(map(len, full_log)) / 2
+    moves = [[(s["seat"], s["action"]) for s in replay["steps"]] for replay in replays]
+    assert moves[0] == moves[1]
+    assert replays[0]["final_hash"] == replays[1]["final_hash"]
 
 
 def test_stale_answers_are_skipped_and_debug_is_recorded(

@@ -5,9 +5,10 @@ you: it answers ``hello`` with ``ready``, turns every ``request`` into a call to
 sends the answer, and exits on ``shutdown``. It asks the referee for observations as deltas (only
 what changed since the last one, much less to read in a long deal) and rebuilds the whole
 observation from them, so ``choose`` sees exactly what the referee would send whole; set
-``observations = "full"`` on your bot to be sent every observation whole instead. stdout belongs to the protocol: log with ``log()``,
-which writes to stderr. On the platform your bot is frozen between its turns (threads and child
-processes too): do all thinking inside ``choose``, and measure time from the request.
+``observations = "full"`` on your bot to be sent every observation whole instead. stdout
+belongs to the protocol: log with ``log()``, which writes to stderr. On the platform your bot
+is frozen between its turns (threads and child processes too): do all thinking inside
+``choose``, and measure time from the request.
 
     from kozyri_bot import Bot, run
 
