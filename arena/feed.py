@@ -103,34 +103,31 @@ class ObservationFeed:
         return self._closed
 
     def _delta(self, head: JSON, log: EventLog | None) -> bytes:
+        if log is not None:
+            del head[HISTORY]  # kept encoded apart
         sent = self._sent
-        now: dict[str, bytes] = {}
+        old_of = sent.get
+        now = {key: _dumps(value) for key, value in head.items()}
         changed: dict[str, Encoded] = {}
         grown: dict[str, Encoded] = {}
-        for key, value in head.items():
-            if log is not None and key == HISTORY:
-                continue
-            new = now[key] = _dumps(value)
-            old = sent.get(key)
-            if old == new:
-                continue
-            if old is not None and len(old) > 2 and new.startswith(old[:-1] + b","):
-                grown[key] = Encoded(b"[" + new[len(old) :])  # a list that grew at the end
+        for key in [key for key, new in now.items() if old_of(key) != new]:
+            new, old = now[key], old_of(key)
+            if old is not None and _grown_list(old, new):
+                grown[key] = Encoded(b"[" + new[len(old) :])
             else:
                 changed[key] = Encoded(new)
         count = 0
         if log is not None:
             count = len(self._starts)
             self._history_delta(changed, grown, count)
-        dropped = [key for key in sent if key not in now]
         self._pending = (now, self._log if log is not None else None, count)
         delta: JSON = {}
         if changed:
             delta["set"] = changed
         if grown:
             delta["append"] = grown
-        if dropped:
-            delta["drop"] = dropped
+        if not now.keys() >= sent.keys():
+            delta["drop"] = [key for key in sent if key not in now]
         return _dumps(delta)
 
     def _history_delta(self, changed: JSON, grown: JSON, count: int) -> None:
@@ -140,3 +137,19 @@ class ObservationFeed:
         elif count > self._sent_count:
             start = self._starts[self._sent_count]
             grown[HISTORY] = Encoded(b"[" + bytes(self._events[start:]) + b"]")
+
+
+def _grown_list(old: bytes, new: bytes) -> bool:
+    """Whether ``new`` encodes the non-empty list ``old`` encodes with items added at its end.
+
+    ``old`` without its closing bracket ends with a whole item of the list; if ``new`` goes on
+    from there with a comma, its first items are exactly ``old``'s.
+    """
+    end = len(old) - 1
+    return (
+        old[0] == 0x5B  # [
+        and end > 1
+        and len(new) > end + 1
+        and new[end] == 0x2C  # ,
+        and new.startswith(old[:end])
+    )

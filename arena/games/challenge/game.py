@@ -400,7 +400,7 @@ class ChallengeState(BeatingState):
             "mode": MODE_NAMES[self._mode],
             "trumps": trumps,
             "side_suits": sides,
-            "hands": [cards.strs(cards.unmask(h)) for h in self._hands],
+            "hands": [cards.mask_strs(h) for h in self._hands],
             "hand_counts": [h.bit_count() for h in self._hands],
             "pile": cards.strs(self._pile.cards),
             "history": [self._event_json(e) for e in self._history] if events else None,

@@ -443,7 +443,7 @@ class SvoiKozyriState(BeatingState):
             "hand_counts": [h.bit_count() for h in self._hands],
             "active": list(self._active),
             "pile": cards.strs(self._pile.cards),
-            "known": [cards.strs(cards.unmask(k)) for k in self._known],
+            "known": [cards.mask_strs(k) for k in self._known],
             "history": [self._event_json(e) for e in self._history] if events else None,
             "fools": list(self._fools),
             "turns_left": self.game.turn_cap - self._turns,
@@ -461,7 +461,7 @@ class SvoiKozyriState(BeatingState):
         obs["seat"] = seat
         if seat is not None:
             hidden = self._mode == CHOOSE
-            obs["hand"] = [] if hidden else cards.strs(cards.unmask(self._hands[seat]))
+            obs["hand"] = [] if hidden else cards.mask_strs(self._hands[seat])
         return obs
 
     def full_view(self) -> JSON:
