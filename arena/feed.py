@@ -33,8 +33,9 @@ _dumps = orjson.dumps
 class ObservationFeed:
     """One seat's observations as the referee writes them: whole or as deltas.
 
-    ``encode(state, seat)`` gives the next one; ``commit()`` says it was delivered, so the next
-    delta builds on it (a message the bot never got must not be the base of the next one).
+    ``message_body(state, seat)`` gives the next one, to be sent as a message's ``observation``
+    (or ``delta``); ``commit()`` says it was delivered, so the next delta builds on it (a
+    message the bot never got must not be the base of the next one).
     """
 
     def __init__(self, mode: str = FULL) -> None:
@@ -43,12 +44,12 @@ class ObservationFeed:
         self.mode = mode
         self._log: Sequence[Any] | None = None
         """The game's event list whose entries are encoded in ``_events``."""
-        self._events = bytearray(b"[")
-        """``[`` then the encoded entries of ``_log`` separated by commas (no closing bracket)."""
+        self._events = bytearray(b"[]")
+        """The encoded entries of ``_log``: a JSON list, grown in place."""
         self._starts: list[int] = []
         """Where each encoded entry begins in ``_events``."""
-        self._closed: bytes | None = b"[]"
-        """``_events`` with its closing bracket, once asked for (None: not made yet)."""
+        self._history: Encoded | None = Encoded(b"[]")
+        """``_events`` ready to be written (None: not made since the last entry)."""
         self._sent: dict[str, bytes] = {}
         """The last delivered observation: each key's encoded value (history left out)."""
         self._sent_log: Sequence[Any] | None = None
@@ -56,9 +57,9 @@ class ObservationFeed:
         """The event list and how many of its entries the last delivered observation had."""
         self._pending: tuple[dict[str, bytes], Sequence[Any] | None, int] | None = None
 
-    def encode(self, state: State, seat: int) -> bytes:
-        """``seat``'s observation now, encoded: whole, or as a delta against the last one
-        delivered (``commit``)."""
+    def message_body(self, state: State, seat: int) -> JSON:
+        """``seat``'s observation now, whole or as a delta against the last one delivered
+        (``commit``); its history (and a delta's values) already encoded."""
         parts = state.observation_parts(seat)
         if parts is None:  # a game that does not split its observation: the slow, generic way
             head, log = state.observation(seat), None
@@ -67,12 +68,16 @@ class ObservationFeed:
             self._catch_up(log)
         if self.mode == FULL:
             if log is not None:
-                head[HISTORY] = Encoded(self._history())
-            return _dumps(head)
+                head[HISTORY] = self._whole_history()
+            return head
         return self._delta(head, log)
 
+    def encode(self, state: State, seat: int) -> bytes:
+        """``message_body`` as JSON text."""
+        return _dumps(self.message_body(state, seat))
+
     def commit(self) -> None:
-        """The observation last encoded reached the bot: later deltas build on it."""
+        """The observation last given reached the bot: later deltas build on it."""
         if self._pending is not None:
             self._sent, self._sent_log, self._sent_count = self._pending
             self._pending = None
@@ -80,39 +85,41 @@ class ObservationFeed:
     def _catch_up(self, log: EventLog) -> None:
         """Encode the entries of ``log`` not encoded yet (all of them if it is a new list)."""
         events = log.events
+        starts = self._starts
         if events is not self._log:
             self._log = events
-            self._events = bytearray(b"[")
-            self._starts = []
-            self._closed = None
-        starts, encoded = self._starts, self._events
-        if len(events) == len(starts):
+            self._events = bytearray(b"[]")
+            starts = self._starts = []
+        elif len(events) == len(starts):
             return
-        self._closed = None
+        self._history = None
+        encoded = self._events
         to_json = log.to_json
         for event in events[len(starts) :]:
             if starts:
-                encoded += b","
+                encoded[-1] = 0x2C  # the closing bracket becomes a comma
+            else:
+                del encoded[-1]
             starts.append(len(encoded))
             encoded += _dumps(to_json(event))
+            encoded.append(0x5D)  # ]
 
-    def _history(self) -> bytes:
-        """The whole encoded history, as a JSON list."""
-        if self._closed is None:
-            self._closed = bytes(self._events) + b"]"
-        return self._closed
+    def _whole_history(self) -> Encoded:
+        if self._history is None:
+            self._history = Encoded(bytes(self._events))
+        return self._history
 
-    def _delta(self, head: JSON, log: EventLog | None) -> bytes:
+    def _delta(self, head: JSON, log: EventLog | None) -> JSON:
         if log is not None:
             del head[HISTORY]  # kept encoded apart
         sent = self._sent
         old_of = sent.get
         now = {key: _dumps(value) for key, value in head.items()}
-        changed: dict[str, Encoded] = {}
-        grown: dict[str, Encoded] = {}
+        changed: JSON = {}
+        grown: JSON = {}
         for key in [key for key, new in now.items() if old_of(key) != new]:
             new, old = now[key], old_of(key)
-            if old is not None and _grown_list(old, new):
+            if old is not None and len(new) > len(old) > 2 and _grown_list(old, new):
                 grown[key] = Encoded(b"[" + new[len(old) :])
             else:
                 changed[key] = Encoded(new)
@@ -128,15 +135,15 @@ class ObservationFeed:
             delta["append"] = grown
         if not now.keys() >= sent.keys():
             delta["drop"] = [key for key in sent if key not in now]
-        return _dumps(delta)
+        return delta
 
     def _history_delta(self, changed: JSON, grown: JSON, count: int) -> None:
         """Add the history's change since the last delivered observation to the delta."""
         if self._sent_log is not self._log:  # the first observation, or a new deal's list
-            changed[HISTORY] = Encoded(self._history())
+            changed[HISTORY] = self._whole_history()
         elif count > self._sent_count:
-            start = self._starts[self._sent_count]
-            grown[HISTORY] = Encoded(b"[" + bytes(self._events[start:]) + b"]")
+            with memoryview(self._events) as encoded:
+                grown[HISTORY] = Encoded(b"[" + encoded[self._starts[self._sent_count] :])
 
 
 def _grown_list(old: bytes, new: bytes) -> bool:
@@ -146,10 +153,4 @@ def _grown_list(old: bytes, new: bytes) -> bool:
     from there with a comma, its first items are exactly ``old``'s.
     """
     end = len(old) - 1
-    return (
-        old[0] == 0x5B  # [
-        and end > 1
-        and len(new) > end + 1
-        and new[end] == 0x2C  # ,
-        and new.startswith(old[:end])
-    )
+    return old[0] == 0x5B and new[end] == 0x2C and new.startswith(old[:end])  # [ and ,

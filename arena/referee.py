@@ -40,7 +40,6 @@ from arena.protocol import (
     ActionReply,
     BotError,
     DealEnd,
-    Encoded,
     ErrorNotice,
     Hello,
     LineTooLong,
@@ -352,7 +351,7 @@ class Referee:
         request = encode(Request(
             id=self.request_id,
             deal=deal,
-            observation=Encoded(feed.encode(state, seat.index)),
+            observation=feed.message_body(state, seat.index),
             legal_actions=legal_json,
             time_left_ms=round(seat.bank_s * 1000),
             move_ms=round(self.tc.move_s * 1000),
@@ -498,7 +497,7 @@ class Referee:
         for seat in self.seats:
             if seat.live:
                 feed = seat.feed
-                body = Encoded(feed.encode(self.state, seat.index))
+                body = feed.message_body(self.state, seat.index)
                 if self._tell(seat, encode(DealEnd(deal, body, feed.mode == DELTA))):
                     feed.commit()
 

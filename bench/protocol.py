@@ -58,7 +58,7 @@ from arena.bots import load_bot  # noqa: E402
 from arena.feed import ObservationFeed  # noqa: E402
 from arena.games import make_game  # noqa: E402
 from arena.games.base import Game, State  # noqa: E402
-from arena.protocol import DELTA, FULL, Encoded, Hello, Request, TimeInfo, encode  # noqa: E402
+from arena.protocol import DELTA, FULL, Hello, Request, TimeInfo, encode  # noqa: E402
 from arena.replay import Step  # noqa: E402
 from arena.runner import TimeControl, run_match, seat_cores  # noqa: E402
 from sandbox import get_sandbox  # noqa: E402
@@ -134,7 +134,7 @@ def request_line(state: State, request_id: int, feeds: list[ObservationFeed]) ->
     request = Request(
         id=request_id,
         deal=state.deal_index,
-        observation=Encoded(feed.encode(state, seat)),
+        observation=feed.message_body(state, seat),
         legal_actions=[state.action_to_json(a) for a in legal],
         time_left_ms=30000,
         move_ms=1000,
