@@ -96,18 +96,19 @@ class Hello:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Request:
     """The bot's turn: its complete observation and the legal actions. Answer: ``action``.
 
     With ``delta`` the observation is a delta against the last one the bot was sent, under the
-    key ``delta`` (a bot that asked for deltas in ``ready``).
+    key ``delta`` (a bot that asked for deltas in ``ready``). Not frozen, like ``ActionReply``:
+    it is built for every move; treat it as read-only.
     """
 
     id: int
     deal: int
     observation: JSON | Encoded
-    legal_actions: list[JSON]
+    legal_actions: list[JSON] | list[Encoded]
     time_left_ms: int
     move_ms: int
     delta: bool = False
@@ -189,7 +190,7 @@ RefereeMessage = Hello | Request | ErrorNotice | DealEnd | MatchEnd | Shutdown
 
 def encode(message: RefereeMessage) -> bytes:
     """One wire line (newline included) for ``message``."""
-    return orjson.dumps(message.to_json()) + b"\n"
+    return orjson.dumps(message.to_json(), option=orjson.OPT_APPEND_NEWLINE)
 
 
 # --- bot to referee -------------------------------------------------------------------------

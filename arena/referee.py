@@ -28,6 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+import orjson
+
 from arena import __version__
 from arena.agents import get_agent
 from arena.bots import BotManifest
@@ -40,6 +42,7 @@ from arena.protocol import (
     ActionReply,
     BotError,
     DealEnd,
+    Encoded,
     ErrorNotice,
     Hello,
     LineTooLong,
@@ -211,6 +214,7 @@ class Referee:
         self.recorder = ReplayRecorder(game.config(), seed, [_seat_info(b) for b in bots])
         self.request_id = 0
         self._others_cache: dict[int, list[Connection]] = {}
+        self._encoded_actions: dict[Action, Encoded] = {}
         self._stopping: _Stopping | None = None
 
     # --- start and stop -----------------------------------------------------------------------
@@ -345,7 +349,7 @@ class Referee:
         assert seat.conn is not None
         state = self.state
         legal = state.legal_actions()
-        legal_json = [state.action_to_json(a) for a in legal]
+        legal_json = self._legal_json(state, legal)
         self.request_id += 1
         feed = seat.feed
         request = encode(Request(
@@ -379,6 +383,16 @@ class Referee:
         wire = state.action_to_json(action)
         step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
         return action, step
+
+    def _legal_json(self, state: State, legal: list[Action]) -> list[Any]:
+        """The wire forms of ``legal``: encoded once per match where the game allows it."""
+        if not state.fixed_action_json:
+            return [state.action_to_json(a) for a in legal]
+        known = self._encoded_actions
+        for action in legal:
+            if action not in known:
+                known[action] = Encoded(orjson.dumps(state.action_to_json(action)))
+        return [known[a] for a in legal]
 
     def _settle(self, next_seat: Seat) -> None:
         """Before ``next_seat`` is thawed: wait until the bot that moved last has really

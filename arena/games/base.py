@@ -282,6 +282,9 @@ class State(ABC):
 
     game: Game
     seed: int
+    fixed_action_json: ClassVar[bool] = False
+    """True when ``action_to_json`` depends on the action alone (and the game's parameters),
+    never on the position: the referee then encodes each action once per match."""
 
     @abstractmethod
     def current_player(self) -> int:

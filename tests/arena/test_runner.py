@@ -18,7 +18,7 @@ from arena.cli.main import main
 from arena.connection import MAX_UNREAD_BYTES, Connection
 from arena.games import game_class, make_game, names
 from arena.games.base import Result
-from arena.protocol import MAX_DEBUG_CHARS
+from arena.protocol import MAX_DEBUG_CHARS, DealEnd, Request, encode
 from arena.replay import apply_forfeits, read_replay, verify
 from arena.runner import (
     FORFEITED,
@@ -245,6 +245,48 @@ def test_an_unknown_observation_mode_fails_the_start_clearly(
         "bad answer to hello: ready 'observations' must be 'full' or 'delta', got \"xml\""
     )
     assert outcome.seats[0].status is SeatStatus.OK
+
+
+LAST_ACTION_BOT = """
+    import json, sys
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message["type"] == "hello":
+            print(json.dumps({"type": "ready", "protocol": 1}), flush=True)
+        elif message["type"] == "request":
+            last = len(message["legal_actions"]) - 1
+            print(json.dumps({"type": "action", "id": message["id"], "index": last}), flush=True)
+        elif message["type"] == "shutdown":
+            break
+"""
+
+
+@pytest.mark.parametrize("game_name", ["svoi-kozyri", "svara"])
+def test_a_v1_bot_gets_the_plain_encoding_byte_for_byte(tmp_path: Path, game_name: str) -> None:
+    bot = make_bot(tmp_path, "last", LAST_ACTION_BOT)
+    game = make_game(game_name, players=3, params={"deals": 3})
+    logs = [io.BytesIO() for _ in range(3)]
+    outcome = run_match(game, [bot] * 3, 4, sandbox=get_sandbox("none"), time_control=QUICK,
+                        transcripts=dict(enumerate(logs)))  # fmt: skip
+    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+    sent = [
+        [line[3:] for line in log.getvalue().splitlines(keepends=True)
+         if line.startswith((b'-> {"type":"request"', b'-> {"type":"deal_end"'))]
+        for log in logs
+    ]  # fmt: skip
+    expected: list[list[bytes]] = [[], [], []]
+    state = game.new_state(4)
+    for step in outcome.replay["steps"]:
+        seat, deal = step["seat"], state.deal_index
+        line = json.loads(sent[seat][len(expected[seat])])  # the fields the clock decides
+        expected[seat].append(encode(Request(line["id"], deal, state.observation(seat),
+                                             state.legal_actions_json(), line["time_left_ms"],
+                                             line["move_ms"])))  # fmt: skip
+        state.apply_json(step["action"])
+        if state.is_terminal() or state.deal_index != deal:
+            for other in range(3):
+                expected[other].append(encode(DealEnd(deal, state.observation(other))))
+    assert sent == expected
 
 
 def whole_observations(bot: BotManifest, tmp_path: Path) -> BotManifest:

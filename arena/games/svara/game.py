@@ -131,6 +131,7 @@ class SvaraState(State):
     """A match of Svara in progress."""
 
     game: Svara
+    fixed_action_json = True
 
     def __init__(self, game: Svara, seed: int) -> None:
         n = game.players
