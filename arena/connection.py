@@ -135,6 +135,8 @@ class Connection:
         self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
         self._stdout_poll = select.poll()
         self._stdout_poll.register(process.stdout_fd, select.POLLIN)
+        self._stderr_poll = select.poll()
+        self._stderr_poll.register(process.stderr_fd, select.POLLIN)
         for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
             _set_nonblocking(fd)
 
@@ -384,6 +386,12 @@ class Connection:
         self.gone = True
         self.outbox.clear()
         self._poll_cache = None
+
+    def drain_waiting_stderr(self) -> None:
+        """``drain_stderr`` if stderr has something to read (or has closed): a poll costs
+        less than a read that finds nothing, for which Python builds an exception."""
+        if self.stderr_open and self._stderr_poll.poll(0):
+            self.drain_stderr()
 
     def drain_stderr(self, limit: int = 16) -> bool:
         """Read what stderr holds now (at most ``limit`` chunks); False once it is closed."""

@@ -6,6 +6,10 @@ stderr is free for the bot's logs. ``docs/protocol.md`` is the bot author's refe
 
 Referee to bot: ``hello``, ``request``, ``error``, ``deal_end``, ``match_end``, ``shutdown``.
 Bot to referee: ``ready``, ``action``, ``error``.
+
+A bot may ask in its ``ready`` for its observations as deltas (``observations: "delta"``): its
+``request`` and ``deal_end`` then carry ``delta`` in place of ``observation``; ``arena.feed``
+writes both forms.
 """
 
 from __future__ import annotations

@@ -377,8 +377,7 @@ class Referee:
             action = state.default_action()
             self._penalise(seat, status, message or status.value)
         debug = reply.debug if reply is not None else None
-        if seat.conn.stderr_open:  # what the bot logged before answering is in the pipe now
-            seat.conn.drain_stderr()
+        seat.conn.drain_waiting_stderr()  # what the bot logged before answering is there now
         excerpt = seat.conn.stderr.take_step_excerpt()
         wire = state.action_to_json(action)
         step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
