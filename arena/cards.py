@@ -9,6 +9,7 @@ clubs.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 Card = int
 Suit = int
@@ -109,8 +110,22 @@ def unmask(m: int) -> list[Card]:
     return out
 
 
+_NAMES = {make(r, s): to_str(make(r, s)) for s in range(4) for r in range(5, 15)}
+"""``to_str`` of every card, by card."""
+
+
 def strs(cards: Iterable[Card]) -> list[str]:
-    return [to_str(c) for c in cards]
+    return [_NAMES[c] for c in cards]
+
+
+def mask_strs(m: int) -> list[str]:
+    """``strs(unmask(m))``, remembered for the masks seen lately (a fresh list each time)."""
+    return list(_mask_names(m))
+
+
+@lru_cache(maxsize=1 << 12)
+def _mask_names(m: int) -> tuple[str, ...]:
+    return tuple(strs(unmask(m)))
 
 
 def sort_hand(cards: Iterable[Card]) -> list[Card]:

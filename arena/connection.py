@@ -133,8 +133,8 @@ class Connection:
         self.stderr_open = True
         self.detached = False
         self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
-        self._stdout_poll = select.poll()
-        self._stdout_poll.register(process.stdout_fd, select.POLLIN)
+        self._stderr_poll = select.poll()
+        self._stderr_poll.register(process.stderr_fd, select.POLLIN)
         for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
             _set_nonblocking(fd)
 
@@ -249,13 +249,8 @@ class Connection:
             return ReadEvent.EOF
         if self.outbox and not self.gone:
             return self._read_while_writing(deadline, others)
-        # On the match's one core the bot often runs as soon as its request is written, so its
-        # answer may be there already; a poll of stdout alone is cheaper than one over every
-        # pipe, and much cheaper than a read that fails (Python builds an exception for that).
-        if self._stdout_poll.poll(0):
-            event = self._read_stdout()
-            if event is not None:
-                return event
+        # No first look at stdout alone: the answer is seldom there yet (the bot has just been
+        # woken), and that extra poll cost more than it saved (docs/benchmarks.md).
         poller, owners = self._poller(others)
         return self._wait_line(deadline, poller, owners)
 
@@ -384,6 +379,12 @@ class Connection:
         self.gone = True
         self.outbox.clear()
         self._poll_cache = None
+
+    def drain_waiting_stderr(self) -> None:
+        """``drain_stderr`` if stderr has something to read (or has closed): a poll costs
+        less than a read that finds nothing, for which Python builds an exception."""
+        if self.stderr_open and self._stderr_poll.poll(0):
+            self.drain_stderr()
 
     def drain_stderr(self, limit: int = 16) -> bool:
         """Read what stderr holds now (at most ``limit`` chunks); False once it is closed."""

@@ -28,16 +28,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+import orjson
+
 from arena import __version__
 from arena.agents import get_agent
 from arena.bots import BotManifest
 from arena.connection import Connection, ReadEvent, Transcript
+from arena.feed import ObservationFeed
 from arena.games.base import Action, Game, Result, State
 from arena.protocol import (
+    DELTA,
     PROTOCOL_VERSION,
     ActionReply,
     BotError,
     DealEnd,
+    Encoded,
     ErrorNotice,
     Hello,
     LineTooLong,
@@ -178,6 +183,8 @@ class Seat:
     returncode: int | None = None
     self_name: str | None = None
     rng: random.Random = field(default_factory=random.Random)
+    feed: ObservationFeed = field(default_factory=ObservationFeed)
+    """What the bot has been sent of its observations (whole, unless it asked for deltas)."""
 
     @property
     def live(self) -> bool:
@@ -207,6 +214,7 @@ class Referee:
         self.recorder = ReplayRecorder(game.config(), seed, [_seat_info(b) for b in bots])
         self.request_id = 0
         self._others_cache: dict[int, list[Connection]] = {}
+        self._encoded_actions: dict[Action, Encoded] = {}
         self._stopping: _Stopping | None = None
 
     # --- start and stop -----------------------------------------------------------------------
@@ -265,6 +273,7 @@ class Referee:
             self._forfeit(seat, SeatStatus.INIT_FAILURE, problem)
         else:
             seat.self_name = msg.name
+            seat.feed = ObservationFeed(msg.observations)
 
     def close_all(self) -> None:
         """Say goodbye to every live bot, then kill every process tree; never raises."""
@@ -340,15 +349,17 @@ class Referee:
         assert seat.conn is not None
         state = self.state
         legal = state.legal_actions()
-        legal_json = [state.action_to_json(a) for a in legal]
+        legal_json = self._legal_json(state, legal)
         self.request_id += 1
+        feed = seat.feed
         request = encode(Request(
             id=self.request_id,
             deal=deal,
-            observation=state.observation(seat.index),
+            observation=feed.message_body(state, seat.index),
             legal_actions=legal_json,
             time_left_ms=round(seat.bank_s * 1000),
             move_ms=round(self.tc.move_s * 1000),
+            delta=feed.mode == DELTA,
         ))  # fmt: skip
         seat.conn.thaw()  # frozen since its last answer; thawing is not on its clock
         started = time.perf_counter()  # the bot's clock starts once its request is ready
@@ -366,12 +377,21 @@ class Referee:
             action = state.default_action()
             self._penalise(seat, status, message or status.value)
         debug = reply.debug if reply is not None else None
-        if seat.conn.stderr_open:  # what the bot logged before answering is in the pipe now
-            seat.conn.drain_stderr()
+        seat.conn.drain_waiting_stderr()  # what the bot logged before answering is there now
         excerpt = seat.conn.stderr.take_step_excerpt()
         wire = state.action_to_json(action)
         step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
         return action, step
+
+    def _legal_json(self, state: State, legal: list[Action]) -> list[Any]:
+        """The wire forms of ``legal``: encoded once per match where the game allows it."""
+        if not state.fixed_action_json:
+            return [state.action_to_json(a) for a in legal]
+        known = self._encoded_actions
+        for action in legal:
+            if action not in known:
+                known[action] = Encoded(orjson.dumps(state.action_to_json(action)))
+        return [known[a] for a in legal]
 
     def _settle(self, next_seat: Seat) -> None:
         """Before ``next_seat`` is thawed: wait until the bot that moved last has really
@@ -420,6 +440,7 @@ class Referee:
                 unread = f"{len(conn.outbox)} bytes of earlier messages still unread"
                 return None, SeatStatus.TIMEOUT, f"does not read its input ({unread})"
             return None, SeatStatus.CRASH, self._crash_message(seat)
+        seat.feed.commit()  # the bot has it: its next delta builds on this observation
         while True:
             event = conn.read_line(deadline, self._others(seat))
             if event is ReadEvent.TIMEOUT:
@@ -472,19 +493,26 @@ class Referee:
         if seat.conn is not None:
             self._close(seat)
 
-    def _tell(self, seat: Seat, data: bytes) -> None:
+    def _tell(self, seat: Seat, data: bytes) -> bool:
         """Send a message that needs no answer; a bot whose stdin is gone has crashed.
 
         A stalled bot (one that reads nothing) misses the message; its next request says so.
+        True if the message was sent.
         """
         assert seat.conn is not None
-        if not seat.conn.send(data) and seat.conn.gone:
+        if seat.conn.send(data):
+            return True
+        if seat.conn.gone:
             self._forfeit(seat, SeatStatus.CRASH, self._crash_message(seat))
+        return False
 
     def _broadcast_deal_end(self, deal: int) -> None:
         for seat in self.seats:
             if seat.live:
-                self._tell(seat, encode(DealEnd(deal, self.state.observation(seat.index))))
+                feed = seat.feed
+                body = feed.message_body(self.state, seat.index)
+                if self._tell(seat, encode(DealEnd(deal, body, feed.mode == DELTA))):
+                    feed.commit()
 
     def _others(self, seat: Seat) -> list[Connection]:
         """The other live bots (whose stderr is drained while ``seat`` thinks); cached per seat."""

@@ -232,6 +232,7 @@ class BeatingState(State):
 
     mode_names: ClassVar[tuple[str, ...]]
     take_word: ClassVar[str] = "pick_up"
+    fixed_action_json = True
 
     _hands: list[int]
     _pile: Pile

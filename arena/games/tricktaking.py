@@ -94,6 +94,7 @@ class TrickTakingState(State):
     the tricks of the deal, match scores and a legal-action cache. Subclasses are dataclasses
     that declare these attributes and implement ``_compute_legal`` and ``_apply``."""
 
+    fixed_action_json = True
     phase: str
     to_move: int
     deal_no: int

@@ -19,6 +19,7 @@ from arena.games.base import (
     TERMINAL,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     IllegalActionError,
@@ -369,7 +370,7 @@ class KozyrBoysState(TrickTakingState):
             mine += self.discards
         return set(cards.strs(c for c in mine if c != self.turned))
 
-    def _public(self) -> JSON:
+    def _public(self, events: bool = True) -> JSON:
         return {
             "game": self.game.name,
             "players": PLAYERS,
@@ -388,12 +389,18 @@ class KozyrBoysState(TrickTakingState):
             "card_points": self.card_points(),
             "scores": list(self.scores),
             "last_deal": self.deals[-1].to_json() if self.deals else None,
-            "history": [dict(e) for e in self.history],
+            "history": [dict(e) for e in self.history] if events else None,
             **({"units": list(self.units)} if self.in_units() else {}),
         }
 
     def observation(self, seat: int | None) -> JSON:
-        obs = self._public()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self.history, dict)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        obs = self._public(events)
         obs["seat"] = seat
         if seat is not None:
             obs["hand"] = hand_strs(self.hands[seat])

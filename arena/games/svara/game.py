@@ -23,6 +23,7 @@ from arena.games.base import (
     TERMINAL,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     IllegalActionError,
@@ -130,6 +131,7 @@ class SvaraState(State):
     """A match of Svara in progress."""
 
     game: Svara
+    fixed_action_json = True
 
     def __init__(self, game: Svara, seed: int) -> None:
         n = game.players
@@ -441,7 +443,7 @@ class SvaraState(State):
             "open_turns": self._open_turns[seat],
         }
 
-    def _public_view(self) -> JSON:
+    def _public_view(self, events: bool = True) -> JSON:
         to_move = None if self._to_move == TERMINAL else self._to_move
         view: JSON = {
             "game": "svara",
@@ -459,7 +461,7 @@ class SvaraState(State):
             "players": [self._seat_view(s) for s in range(self._n)],
             "balances": list(self._chips.balances),
             "scores": list(self._chips.balances),
-            "history": list(self._history),
+            "history": list(self._history) if events else None,
             "earlier_rounds": [list(events) for events in self._earlier_rounds],
             "last_deal": self._last_deal,
         }
@@ -469,7 +471,13 @@ class SvaraState(State):
         return view
 
     def observation(self, seat: int | None) -> JSON:
-        view = self._public_view()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self._history, dict)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        view = self._public_view(events)
         if seat is not None:
             seen = self._seen[seat]
             hand = cards.sort_hand(self._hands[seat]) if seen else []

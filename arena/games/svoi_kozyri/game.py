@@ -22,6 +22,7 @@ from arena.games.base import (
     JSON,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     IllegalActionError,
@@ -428,7 +429,7 @@ class SvoiKozyriState(BeatingState):
             return {"type": "choose_trump", "seat": seat, "suit": cards.SUITS[event[2]]}
         return {"type": "out", "seat": seat}
 
-    def _public(self) -> JSON:
+    def _public(self, events: bool = True) -> JSON:
         over = self._mode == OVER
         return {
             "game": SPEC.name,
@@ -442,19 +443,25 @@ class SvoiKozyriState(BeatingState):
             "hand_counts": [h.bit_count() for h in self._hands],
             "active": list(self._active),
             "pile": cards.strs(self._pile.cards),
-            "known": [cards.strs(cards.unmask(k)) for k in self._known],
-            "history": [self._event_json(e) for e in self._history],
+            "known": [cards.mask_strs(k) for k in self._known],
+            "history": [self._event_json(e) for e in self._history] if events else None,
             "fools": list(self._fools),
             "turns_left": self.game.turn_cap - self._turns,
             "deal_results": [dict(r) for r in self._results],
         }
 
     def observation(self, seat: int | None) -> JSON:
-        obs = self._public()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self._history, self._event_json)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        obs = self._public(events)
         obs["seat"] = seat
         if seat is not None:
             hidden = self._mode == CHOOSE
-            obs["hand"] = [] if hidden else cards.strs(cards.unmask(self._hands[seat]))
+            obs["hand"] = [] if hidden else cards.mask_strs(self._hands[seat])
         return obs
 
     def full_view(self) -> JSON:

@@ -19,6 +19,7 @@ from arena.games.base import (
     TERMINAL,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     IllegalActionError,
@@ -372,7 +373,7 @@ class TricksState(TrickTakingState):
             if t is not None and known[s] is None
         }
 
-    def _public(self) -> JSON:
+    def _public(self, events: bool = True) -> JSON:
         return {
             "game": self.game.name,
             "players": self.players,
@@ -389,11 +390,17 @@ class TricksState(TrickTakingState):
             "target": self.game.params["target"],
             "teams": self.game.units() if self.game.teams else None,
             "last_deal": self.last_deal.to_json() if self.last_deal else None,
-            "history": [dict(e) for e in self.history],
+            "history": [dict(e) for e in self.history] if events else None,
         }
 
     def observation(self, seat: int | None) -> JSON:
-        obs = self._public()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self.history, dict)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        obs = self._public(events)
         obs["seat"] = seat
         obs["trumps"] = self.known_trumps(seat)
         if seat is not None:
