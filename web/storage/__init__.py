@@ -139,8 +139,14 @@ class Storage(ABC):
         """Store a finished replay's JSON, gzip-compressed, under its SHA-256; returns its key."""
         digest = hashlib.sha256(data).hexdigest()
         key = f"replays/{digest[:2]}/{digest}.json{COMPRESSED}"
-        self.put(key, gzip.compress(data, compresslevel=6, mtime=0))
+        self.write(key, data)
         return key
+
+    def write(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key``, compressed if the key says so (what ``read`` undoes)."""
+        if key.endswith(COMPRESSED):
+            data = gzip.compress(data, compresslevel=6, mtime=0)
+        self.put(key, data)
 
     def read(self, key: str) -> bytes:
         """The bytes stored under ``key``, uncompressed if the key says it was compressed."""
