@@ -4,19 +4,25 @@ gives the claim back, naming the store, spends no attempt and loses nothing."""
 from __future__ import annotations
 
 import gzip
+import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from flask import Flask
 
+from tests.sandbox.test_build import C_BOT
 from tests.web.conftest import require_bwrap, sample_version
+from tests.web.services.test_build import upload
 from tests.web.services.test_matches import queue_match, rating_changes
 from tests.web.tcp_proxy import TcpProxy
+from web import engine
 from web.extensions import db
-from web.models import Match, MatchStatus
+from web.models import Match, MatchStatus, VersionStatus
 from web.services import attempts, ladders, play
 from web.storage import get_storage
+from web.storage.objects import ObjectStorage
 
 pytestmark = pytest.mark.services
 
@@ -98,3 +104,19 @@ def row_error_after(match_id: int) -> str:
     """Play the match once; the error it was given back with."""
     play.play_match(match_id)
     return str(row(match_id).error)
+
+
+def test_a_bot_built_on_the_store_replaces_its_upload_whole_and_plays(s3_app: Flask) -> None:
+    require_bwrap()
+    version = upload("carol", C_BOT.encode())
+    assert version.status == VersionStatus.ACTIVE, version.build_log + str(version.error)
+    storage = get_storage()
+    assert isinstance(storage, ObjectStorage)
+    with storage.checkout(version.id) as folder:
+        assert (folder / "bot.c").read_text() == C_BOT
+        assert os.access(folder / "bot", os.X_OK)
+        seats = [engine.SeatSpec(folder, "c-first"), engine.SeatSpec(folder, "c-first-2")]
+        outcome = engine.run({"game": "svoi-kozyri", "players": 2}, seats, 11)
+    assert outcome.statuses == ["ok", "ok"], outcome.messages
+    assert list(storage.cache.tmp.iterdir()) == []  # the upload's and the build's scratch: gone
+    assert not Path(s3_app.config["STORAGE_DIR"]).exists()  # nothing written to a folder
