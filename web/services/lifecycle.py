@@ -164,7 +164,7 @@ def _still_waiting_for_storage(version_id: int) -> VersionStatus | None:
         return None
     due = (version.prepare_due - utcnow()).total_seconds() if version.prepare_due else 0.0
     db.session.rollback()
-    if attempts.storage_answers(get_storage().root):
+    if get_storage().answers():
         return None
     send(version_id, min(due, attempts.STORAGE_PROBE_EVERY))
     return S.UPLOADED

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 from flask import (
     Blueprint,
     abort,
@@ -118,12 +120,19 @@ def archive(version_id: int) -> ResponseReturnValue:
     version = db.session.get(BotVersion, version_id)
     if version is None or not auth.owns_bot(auth.session_user(), version.bot.owner_id):
         abort(404)
-    path = get_storage().archive_path(version.sha256)
-    if not path.exists():
+    storage = get_storage()
+    try:
+        data = storage.get(storage.archive_key(version.sha256))
+    except FileNotFoundError:
         abort(404)
+    except OSError:
+        abort(503)
     name = f"{version.bot.name}-v{version.number}.bin"
     return send_file(
-        path, as_attachment=True, download_name=name, mimetype="application/octet-stream"
+        io.BytesIO(data),
+        as_attachment=True,
+        download_name=name,
+        mimetype="application/octet-stream",
     )
 
 

@@ -457,7 +457,7 @@ REPLAY_READERS = {
     "web/services/play.py",  # the worker writes it
     "web/views/matches.py",  # whether the page hosts the viewer (after the check)
     "web/models.py",
-    "web/storage.py",
+    "web/storage/__init__.py",
 }
 NOT_A_MATCH_SEED = re.compile(r"(tournament|form|self|Match)\.seed\b")
 
