@@ -17,7 +17,9 @@ from sqlalchemy.orm import joinedload, selectinload
 from web.extensions import db
 from web.models import (
     Bot,
+    BotStatus,
     BotVersion,
+    Challenge,
     Ladder,
     Match,
     MatchSeat,
@@ -356,9 +358,10 @@ def queue_status() -> dict[str, Any]:
 
 
 def bot(bot_id: int) -> Bot | None:
+    """The bot with its owner and versions; None if there is none or it was deleted."""
     return db.session.scalar(
         select(Bot)
-        .where(Bot.id == bot_id)
+        .where(Bot.id == bot_id, Bot.status != BotStatus.DELETED)
         .options(joinedload(Bot.owner), selectinload(Bot.versions))
     )
 
@@ -405,16 +408,26 @@ def head_to_head(
 
 
 def rating_history(bot_id: int, ladder_id: int, limit: int = 500) -> list[list[Any]]:
-    """``[iso time, mu - 3 sigma, mu, sigma]`` after each rated match, at most ``limit`` points.
+    """``[iso time, mu - 3 sigma, mu, sigma, version]`` after each rated match (``version``: the
+    number of the bot's version that played it), at most ``limit`` points.
 
     Long histories are thinned evenly; the first and the latest points are always kept.
     """
+    seat = and_(MatchSeat.match_id == RatingChange.match_id, MatchSeat.bot_id == bot_id)
     rows = db.session.execute(
-        select(RatingChange.created_at, RatingChange.mu_after, RatingChange.sigma_after)
+        select(
+            RatingChange.created_at,
+            RatingChange.mu_after,
+            RatingChange.sigma_after,
+            select(func.min(BotVersion.number))
+            .join(MatchSeat, MatchSeat.bot_version_id == BotVersion.id)
+            .where(seat)
+            .scalar_subquery(),
+        )
         .where(RatingChange.bot_id == bot_id, RatingChange.ladder_id == ladder_id)
         .order_by(RatingChange.id)
     ).all()
-    points = [[iso(t), round(score(m, s), 3), round(m, 3), round(s, 3)] for t, m, s in rows]
+    points = [[iso(t), round(score(m, s), 3), round(m, 3), round(s, 3), v] for t, m, s, v in rows]
     return downsample(points, limit)
 
 
@@ -450,3 +463,28 @@ def tournaments() -> list[Tournament]:
 def iso(moment: datetime | None) -> str | None:
     """An ISO-8601 UTC timestamp (``Z``) for a naive UTC time."""
     return moment.isoformat(timespec="seconds") + "Z" if moment else None
+
+
+def challenges(
+    username: str | None, bot_id: int | None, page: int = 1, per_page: int = 25
+) -> Page[Challenge]:
+    """Challenges newest first: all, one user's, or those seating ``bot_id``."""
+    stmt = (
+        select(Challenge)
+        .options(
+            joinedload(Challenge.user),
+            joinedload(Challenge.ladder),
+            selectinload(Challenge.matches).selectinload(Match.seats),
+        )
+        .order_by(Challenge.id.desc())
+    )
+    if username:
+        stmt = stmt.join(User, User.id == Challenge.user_id).where(User.username == username)
+    if bot_id is not None:
+        seated = (
+            select(Match.challenge_id)
+            .join(MatchSeat, MatchSeat.match_id == Match.id)
+            .where(MatchSeat.bot_id == bot_id, Match.challenge_id.is_not(None))
+        )
+        stmt = stmt.where(Challenge.id.in_(seated))
+    return paginate(stmt, page, per_page)
