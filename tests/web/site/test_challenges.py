@@ -7,6 +7,7 @@ No worker runs here: ``tests/web/test_challenge_match.py`` plays one for real.
 from __future__ import annotations
 
 import json
+import subprocess
 from typing import Any
 
 import redis
@@ -174,3 +175,26 @@ def test_a_challenge_from_the_bot_page(app: Flask, client: FlaskClient, world: W
     )
     assert again.status_code == 429
     assert "used up your 1 challenge per hour" in again.get_data(as_text=True)
+
+
+def test_arena_challenge_queues_and_says_why_it_cannot(live_server: Any, world: World) -> None:
+    from tests.web.conftest import ROOT
+    from tests.web.site.test_cli import arena
+
+    def run(*args: str, token: str | None = world.tokens["alice"]) -> Any:
+        extra = ["--server", live_server.url] + (["--token", token] if token else [])
+        return subprocess.run(
+            arena("challenge", *args, *extra), capture_output=True, text=True, timeout=60,
+            cwd=ROOT, env={"PATH": "/usr/bin"},
+        )  # fmt: skip
+
+    slug, mine, theirs = world.ladder.slug, world.bots[0].id, world.bots[1].id
+    queued = run(slug, f"{mine}:1", str(theirs), "--wait", "0")
+    assert queued.returncode == 0, queued.stderr
+    assert "queued: 2 matches" in queued.stdout and "/challenges/" in queued.stdout
+    assert "still playing" in queued.stdout
+    refused = run(slug, str(mine))
+    assert refused.returncode == 1 and "seats 2 bots: name 2" in refused.stderr
+    assert run(slug, "bot-a", str(theirs)).returncode == 2
+    bare = run(slug, str(mine), str(theirs), token=None)
+    assert bare.returncode == 2 and "token" in bare.stderr
