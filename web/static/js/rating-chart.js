@@ -83,7 +83,10 @@ function versionPlugin(marks) {
       ctx.moveTo(x, top);
       ctx.lineTo(x, top + height);
       ctx.stroke();
-      ctx.fillText(`v${number}`, x + 3 * devicePixelRatio, top + 12 * devicePixelRatio);
+      const label = `v${number}`;
+      const room = u.bbox.left + u.bbox.width - x;
+      const shift = room < 30 * devicePixelRatio ? -ctx.measureText(label).width - 3 : 3;
+      ctx.fillText(label, x + shift * (shift > 0 ? devicePixelRatio : 1), top + 12 * devicePixelRatio);
     }
     ctx.restore();
   };
