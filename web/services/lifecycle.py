@@ -11,7 +11,10 @@ retry rules of its preparation.
        +--refused upload-----------------------> rejected <-------------------+   retired
                                                          |                           ^
                                                          +--validated, but a newer --+
-                                                            version is active already
+                                                            version is active already,
+                                                            or the owner chose another
+
+    retired --the owner chooses it (a rollback, or forward again)--> active
 
 Placement is not a status of its own: an active version that still owes placement matches
 (``web.services.placement``) is *placing*. Other modules report events here (an upload stored,
