@@ -198,3 +198,75 @@ def test_arena_challenge_queues_and_says_why_it_cannot(live_server: Any, world: 
     assert run(slug, "bot-a", str(theirs)).returncode == 2
     bare = run(slug, str(mine), str(theirs), token=None)
     assert bare.returncode == 2 and "token" in bare.stderr
+
+
+def test_a_mirrored_challenge_stays_sealed_until_every_rotation_is_played(
+    client: FlaskClient, world: World
+) -> None:
+    import orjson
+
+    from tests.web.site.conftest import record
+    from web.extensions import db
+    from web.models import Match
+
+    made = _challenge(client, world, "alice", deals=1).get_json()["data"]
+    first, second = db.session.scalars(
+        select(Match).where(Match.challenge_id == made["id"]).order_by(Match.id)
+    ).all()
+    first.seed = second.seed = 4242  # a deal the test can record a replay of
+    _finish_unrated(first, record(4242))
+    db.session.commit()
+    for reader in ({}, auth(world, "mallory")):
+        data = client.get(f"/api/v1/matches/{first.id}", headers=reader).get_json()["data"]
+        assert data["seed"] is None and "hands open when the" in data["sealed"]
+        doc = orjson.loads(client.get(f"/api/v1/matches/{first.id}/replay", headers=reader).data)
+        assert not {"seed", "result", "outcome", "final_hash"} & doc.keys()
+        listed = client.get(f"/api/v1/challenges/{made['id']}", headers=reader).get_json()
+        assert {m["seed"] for m in listed["data"]["matches"]} == {None}
+    _finish_unrated(second, record(4242))
+    db.session.commit()
+    data = client.get(f"/api/v1/matches/{first.id}").get_json()["data"]
+    assert data["seed"] == "4242" and data["sealed"] is None
+    done = client.get(f"/api/v1/challenges/{made['id']}").get_json()["data"]
+    assert done["status"] == "finished"
+    assert [row["matches"] for row in done["standings"]] == [2, 2]
+    assert sum(row["wins"] for row in done["standings"]) == 2, "one winner per match"
+
+
+def _finish_unrated(match: Any, replay: Any) -> None:
+    """Finish ``match`` with ``replay``, as a worker does for a (never rated) challenge."""
+    from tests.web.site.conftest import _store
+    from web.models import MatchStatus, utcnow
+
+    match.status = MatchStatus.FINISHED
+    match.replay_path = _store(replay)
+    match.result, match.outcome = replay["result"], replay["outcome"]
+    match.final_hash, match.finished_at = replay["final_hash"], utcnow()
+    for seat in match.seats:
+        seat.place, seat.status = replay["result"]["ranking"][seat.seat], "ok"
+
+
+def test_a_failed_challenge_pauses_no_bot(app: Flask, world: World) -> None:
+    from types import SimpleNamespace
+
+    from web.extensions import db
+    from web.models import Match, MatchKind, MatchSeat
+    from web.services import play
+
+    app.config["PAUSE_AFTER_FAILURES"] = 1
+    crashed = SimpleNamespace(
+        statuses=["crash", "ok"], ranking=[2, 1], scores=[0.0, 1.0], strikes=[0, 0],
+        cpu_seconds=[0.1, 0.1], forfeited=[True, False],
+    )  # fmt: skip
+    challenge = Match(kind=MatchKind.CHALLENGE, game_config={}, seed=1, rated=False)
+    challenge.seats = [
+        MatchSeat(seat=s.seat, bot_id=s.bot_id, bot_version_id=s.bot_version_id)
+        for s in world.running.seats
+    ]
+    db.session.add(challenge)
+    db.session.flush()
+    play._record_seats(challenge, crashed)  # type: ignore[arg-type]
+    assert world.bots[0].status == "active" and world.bots[0].consecutive_failures == 0
+    play._record_seats(world.running, crashed)  # type: ignore[arg-type]
+    assert world.bots[0].status == "paused", "the same failure in a ladder match counts"
+    db.session.rollback()
