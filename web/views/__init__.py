@@ -141,7 +141,8 @@ def handle_unexpected(error: Exception) -> ResponseReturnValue:
 def _json(payload: dict[str, Any]) -> bytes:
     import orjson
 
-    return orjson.dumps(payload)
+    # The details of a bad list item are keyed by its index: ``{"entries": {0: [...]}}``.
+    return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
 
 
 def refuse_nul_characters() -> None:

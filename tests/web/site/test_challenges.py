@@ -270,3 +270,11 @@ def test_a_failed_challenge_pauses_no_bot(app: Flask, world: World) -> None:
     play._record_seats(world.running, crashed)  # type: ignore[arg-type]
     assert world.bots[0].status == "paused", "the same failure in a ladder match counts"
     db.session.rollback()
+
+
+def test_a_bad_entry_is_named_by_its_place_in_the_list(client: FlaskClient, world: World) -> None:
+    body = {"ladder": world.ladder.slug, "entries": [{"bot": 1}, {"bot": 1, "colour": "red"}]}
+    answer = client.post("/api/v1/challenges", json=body, headers=auth(world, "alice"))
+    assert answer.status_code == 422
+    details = answer.get_json()["error"]["details"]
+    assert details == {"json": {"entries": {"1": {"colour": ["Unknown field."]}}}}
