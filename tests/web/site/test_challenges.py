@@ -278,3 +278,35 @@ def test_a_bad_entry_is_named_by_its_place_in_the_list(client: FlaskClient, worl
     assert answer.status_code == 422
     details = answer.get_json()["error"]["details"]
     assert details == {"json": {"entries": {"1": {"colour": ["Unknown field."]}}}}
+
+
+def test_challenges_sent_at_once_stay_within_the_allowance(
+    app: Flask, live_server: Any, world: World
+) -> None:
+    import urllib.error
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    app.config["CHALLENGE_RATE_LIMIT"] = "3 per hour"
+    body = json.dumps(
+        {
+            "ladder": world.ladder.slug,
+            "entries": [{"bot": world.bots[0].id}, {"bot": world.bots[1].id}],
+        }
+    ).encode()
+
+    def send(_: int) -> int:
+        request = urllib.request.Request(
+            f"{live_server.url}/api/v1/challenges",
+            data=body,
+            headers={**auth(world, "alice"), "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                return int(answer.status)
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    with ThreadPoolExecutor(8) as pool:
+        codes = sorted(pool.map(send, range(8)))
+    assert codes == [201] * 3 + [429] * 5
