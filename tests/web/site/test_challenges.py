@@ -310,3 +310,12 @@ def test_challenges_sent_at_once_stay_within_the_allowance(
     with ThreadPoolExecutor(8) as pool:
         codes = sorted(pool.map(send, range(8)))
     assert codes == [201] * 3 + [429] * 5
+
+
+def test_workers_read_challenges_after_placement_and_before_ladder_matches() -> None:
+    from web.celery_app import ALL_QUEUES, MATCH_WORKER_QUEUES
+
+    for queues in (ALL_QUEUES, MATCH_WORKER_QUEUES):
+        order = queues.split(",")
+        assert order.index("validate") < order.index("urgent") < order.index("challenges")
+        assert order.index("challenges") < order.index("matches")
