@@ -33,6 +33,10 @@ from web.models import (
 
 T = TypeVar("T")
 
+_listed = Bot.status != BotStatus.DELETED
+"""A deleted bot leaves the ladder tables (a rating row a match finishing as it was deleted
+may have left behind included)."""
+
 SPARK_POINTS = 20
 """Rating changes shown in a ladder row's trend sparkline."""
 
@@ -144,7 +148,8 @@ def standings(
             Rating.id.label("rid"),
             func.rank().over(order_by=(Rating.mu - 3 * Rating.sigma).desc()).label("rank"),
         )
-        .where(Rating.ladder_id == ladder.id)
+        .join(Bot, Bot.id == Rating.bot_id)
+        .where(Rating.ladder_id == ladder.id, _listed)
         .subquery()
     )
     stmt = (
@@ -154,9 +159,7 @@ def standings(
         .join(User, User.id == Bot.owner_id)
         .order_by(SORTS.get(sort, SORTS["score"]), Rating.id)
     )
-    total = db.session.scalar(
-        select(func.count()).select_from(Rating).where(Rating.ladder_id == ladder.id)
-    )
+    total = db.session.scalar(select(func.count()).select_from(ranked))
     rows = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page)).all()
     bot_ids = [row[0].bot_id for row in rows]
     places, trends = placements(ladder.id, bot_ids), trend_points(ladder.id, bot_ids)
@@ -250,12 +253,17 @@ def _latest_changes_window(ladder_id: int, bot_ids: list[int], points: int) -> l
 
 def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str]]]:
     """The best few bots of every ladder: (rating, bot name, author) by ladder id."""
-    numbered = select(
-        Rating.id,
-        func.row_number()
-        .over(partition_by=Rating.ladder_id, order_by=(Rating.mu - 3 * Rating.sigma).desc())
-        .label("n"),
-    ).subquery()
+    numbered = (
+        select(
+            Rating.id,
+            func.row_number()
+            .over(partition_by=Rating.ladder_id, order_by=(Rating.mu - 3 * Rating.sigma).desc())
+            .label("n"),
+        )
+        .join(Bot, Bot.id == Rating.bot_id)
+        .where(_listed)
+        .subquery()
+    )
     rows = db.session.execute(
         select(Rating, Bot.name, User.username)
         .join(numbered, numbered.c.id == Rating.id)

@@ -159,8 +159,18 @@ def test_a_deleted_bot_leaves_the_site_but_its_matches_keep_its_name(
     )
     assert client.get(f"/api/v1/bots/{bot_id}").status_code == 404
     assert client.get(f"/bots/{bot_id}").status_code == 404
-    standing = client.get(f"/api/v1/ladders/{world.ladder.slug}").get_json()["data"]["standings"]
-    assert [s["bot"] for s in standing] == ["mallory-bot"]
+    standing = client.get(f"/api/v1/ladders/{world.ladder.slug}").get_json()
+    assert [s["bot"] for s in standing["data"]["standings"]] == ["mallory-bot"]
+    assert standing["meta"]["total"] == 1
+    # A match that finished as the bot was deleted rates it again: it stays off the tables.
+    from web.extensions import db
+    from web.services import ratings
+
+    ratings.ensure_rating(bot_id, world.ladder.id)
+    db.session.commit()
+    standing = client.get(f"/api/v1/ladders/{world.ladder.slug}").get_json()
+    assert [s["bot"] for s in standing["data"]["standings"]] == ["mallory-bot"]
+    assert f'href="/bots/{bot_id}' not in client.get("/").get_data(as_text=True), "no link to it"
     match = client.get(f"/api/v1/matches/{world.finished.id}").get_json()["data"]
     assert [s["bot"] for s in match["seats"]] == ["alice-bot", "mallory-bot"]
     assert client.get(match["replay_url"]).status_code == 200
