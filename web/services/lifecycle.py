@@ -346,8 +346,9 @@ def choose(bot: Bot, number: int | None) -> BotVersion:
     """The owner's choice: version ``number`` (any that passed validation) plays the ladders of
     its games from now on and stays the one playing until the owner chooses again; ``None``
     goes back to the newest validated version and follows each newer one. The version that
-    played until now retires (its queued ladder matches are cancelled); a retired bot plays
-    again. ``ValueError`` (a message for the owner) if the version cannot play. Does not commit.
+    played until now retires (its queued ladder matches are cancelled); a retired or paused bot
+    plays again. ``ValueError`` (a message for the owner) if the version cannot play. Does not
+    commit.
 
     A version that takes over keeps the bot's rating with a wider sigma, as a new version does;
     the rating history itself is left exactly as it was.
@@ -375,8 +376,8 @@ def choose(bot: Bot, number: int | None) -> BotVersion:
         for ladder in ladders.ladders_for(chosen.games or []):
             ratings.new_version_rating(bot.id, ladder.id)
     locked.pinned_number = number
-    if locked.status == BotStatus.RETIRED:
-        locked.status = BotStatus.ACTIVE
+    if locked.status in (BotStatus.PAUSED, BotStatus.RETIRED):  # as a new version does
+        locked.status, locked.paused_reason, locked.consecutive_failures = BotStatus.ACTIVE, None, 0
     return chosen
 
 

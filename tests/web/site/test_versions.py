@@ -144,6 +144,13 @@ def test_retiring_stops_the_bot_and_a_chosen_version_brings_it_back(
     assert {s["bot"]: s["status"] for s in standing}["alice-bot"] == "retired"
     back = _play(client, world, "alice", 1).get_json()["data"]
     assert back["status"] == "active" and back["playing"] == 1
+    # A paused bot, too, plays again once its owner chooses a version (as a new upload does).
+    from web.extensions import db
+
+    world.bots[0].status, world.bots[0].paused_reason = "paused", "paused after 5 failed matches"
+    db.session.commit()
+    back = _play(client, world, "alice", 1).get_json()["data"]
+    assert back["status"] == "active" and back["paused_reason"] is None
 
 
 def test_a_deleted_bot_leaves_the_site_but_its_matches_keep_its_name(
