@@ -70,7 +70,7 @@ case "$service" in
         # Every queue, in priority order: builds, the (short) periodic tasks, validation and
         # placement matches, then the rest (with a `builder` container running, `-Q` can drop
         # builds here). The node name carries the container's host name for `inspect ping`.
-        exec celery -A web.worker:celery worker -Q "${ARENA_WORKER_QUEUES:-builds,default,validate,urgent,matches}" \
+        exec celery -A web.worker:celery worker -Q "${ARENA_WORKER_QUEUES:-builds,default,validate,urgent,challenges,matches}" \
             --concurrency "${ARENA_WORKER_CONCURRENCY:-2}" --prefetch-multiplier 1 \
             -n "worker@%h" -l info "$@"
         ;;

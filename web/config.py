@@ -76,6 +76,9 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "SESSION_IDLE_TIMEOUT": 12 * 3600,
         "UPLOAD_RATE_LIMIT": "20 per hour",
         "UPLOAD_REFUSED_RATE_LIMIT": "60 per hour",
+        # Challenges an author may ask for, and the matches one challenge may hold.
+        "CHALLENGE_RATE_LIMIT": "12 per hour",
+        "CHALLENGE_MAX_MATCHES": 12,
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
         "TRUSTED_PROXIES": 0,

@@ -26,7 +26,7 @@ from flask import Flask
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-ALL_QUEUES = "builds,default,validate,urgent,matches"
+ALL_QUEUES = "builds,default,validate,urgent,challenges,matches"
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
 PG_URL = os.environ.get("ARENA_TEST_DATABASE_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")

@@ -95,6 +95,14 @@ def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> 
     under the bot's row lock and moves the unpacked tree into the version's folder (a rename).
     """
     owner_id = owner.id
+    deleted = select(Bot.id).where(
+        Bot.owner_id == owner_id, Bot.name == name, Bot.status == BotStatus.DELETED
+    )
+    if db.session.scalar(deleted) is not None:
+        raise UploadError(
+            f"you deleted your bot {name!r}; its name stays with its matches: "
+            "name the bot differently in bot.toml"
+        )
     db.session.commit()
     stored = _Stored(hashlib.sha256(upload.data).hexdigest())
     try:

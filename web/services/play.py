@@ -401,7 +401,8 @@ def _record_seats(match: Match, outcome: engine.Outcome) -> None:
         seat.score = outcome.scores[k] if k < len(outcome.scores) else None
         seat.strikes = outcome.strikes[k]
         seat.cpu_seconds = outcome.cpu_seconds[k]
-        _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
+        if match.kind != MatchKind.CHALLENGE:  # an author's test run: it pauses no bot
+            _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
 
 
 def _count_failure(bot: Bot, status: str, forfeited: bool, match_id: int, limit: int) -> None:
