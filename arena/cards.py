@@ -87,8 +87,17 @@ def lowest_rank(size: int) -> int:
 
 def pack(size: int = 36) -> list[Card]:
     """A full pack in a fixed order (suit by suit, low to high): shuffle it with a seeded RNG."""
-    low = lowest_rank(size)
-    return [make(rank, suit) for suit in range(4) for rank in range(low, ACE + 1)]
+    packed = _PACKS.get(size)
+    if packed is None:
+        low = lowest_rank(size)
+        packed = _PACKS[size] = tuple(
+            make(rank, suit) for suit in range(4) for rank in range(low, ACE + 1)
+        )
+    return list(packed)
+
+
+_PACKS: dict[int, tuple[Card, ...]] = {}
+"""Each pack size's order, built once: every deal starts from a fresh copy."""
 
 
 def mask(cards: Iterable[Card]) -> int:

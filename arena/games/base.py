@@ -173,6 +173,24 @@ def deal_rng(seed: int, deal_index: int) -> random.Random:
     return random.Random(f"kozyri-arena:{seed}:{deal_index}")
 
 
+def shuffle(rng: random.Random, items: list[Any]) -> None:
+    """Shuffle ``items`` in place into exactly the order ``rng.shuffle(items)`` gives, leaving
+    ``rng`` in the same state.
+
+    ``random.Random.shuffle`` draws each index through a method call; here the same draw (the
+    same ``getrandbits`` calls, the same rejection of values past the bound) is inlined, which
+    makes dealing about twice as fast. Replays depend on the order: a test holds the two equal.
+    """
+    getrandbits = rng.getrandbits
+    for i in range(len(items) - 1, 0, -1):
+        bound = i + 1
+        bits = bound.bit_length()
+        j = getrandbits(bits)
+        while j >= bound:
+            j = getrandbits(bits)
+        items[i], items[j] = items[j], items[i]
+
+
 class Game(ABC):
     """Immutable rules: the table size and resolved parameters. Subclasses set ``spec``."""
 

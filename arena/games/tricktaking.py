@@ -22,6 +22,7 @@ from arena.games.base import (
     Result,
     State,
     ranking_from_scores,
+    shuffle,
 )
 
 PLAY = "play"
@@ -70,7 +71,7 @@ def seats_from(first: int, players: int) -> list[int]:
 def shuffled_pack(size: int, rng: random.Random) -> list[Card]:
     """A pack of ``size`` cards shuffled by ``rng`` (Fisher–Yates)."""
     deck = cards.pack(size)
-    rng.shuffle(deck)
+    shuffle(rng, deck)
     return deck
 
 

@@ -30,6 +30,7 @@ from arena.games.base import (
     State,
     deal_rng,
     ranking_from_scores,
+    shuffle,
 )
 from arena.games.beating import (
     BEAT,
@@ -220,7 +221,7 @@ class SvoiKozyriState(BeatingState):
         n = self._n
         rng = deal_rng(self.seed, self._index)
         deck = cards.pack(PACK_SIZE)
-        rng.shuffle(deck)
+        shuffle(rng, deck)
         if first:
             self._dealer = rng.randrange(n)
         self._hands = [0] * n
