@@ -46,9 +46,7 @@ def to_str(card: Card) -> str:
     return RANKS[(card & 15) - 5] + SUITS[card >> 4]
 
 
-NAMES = tuple(
-    RANKS[(c & 15) - 5] + SUITS[c >> 4] if 5 <= c & 15 <= ACE else "" for c in range(64)
-)
+NAMES = tuple(RANKS[(c & 15) - 5] + SUITS[c >> 4] if 5 <= c & 15 <= ACE else "" for c in range(64))
 """``NAMES[card]`` is ``to_str(card)`` for every card, looked up rather than built."""
 
 
