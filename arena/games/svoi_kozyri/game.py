@@ -313,7 +313,9 @@ class SvoiKozyriState(BeatingState):
         hand = self._hands[seat] ^ (1 << card)
         self._hands[seat] = hand
         self._known[seat] &= hand
-        self._pile.push(card)
+        pile = self._pile  # ``Pile.push`` inlined: this runs for most moves
+        pile.cards.append(card)
+        pile.key = pile.key << 6 | card
         self._history.append((kind, seat, card))
         if not hand and self._goes_out(seat):
             return
@@ -324,7 +326,11 @@ class SvoiKozyriState(BeatingState):
             self._mode = EXIT
         else:
             self._mode = RESPOND
-        self._to_move = self._next_active(seat)
+        n, active = self._n, self._active  # ``_next_active`` inlined
+        nxt = (seat + 1) % n
+        while not active[nxt]:
+            nxt = (nxt + 1) % n
+        self._to_move = nxt
 
     def _pick_up(self, seat: int) -> None:
         pile = self._pile
