@@ -381,11 +381,15 @@ class SvoiKozyriState(BeatingState):
 
     def _guard_deal(self) -> None:
         """End the deal at the turn cap or on the third occurrence of a position."""
-        self._turns += 1
-        if self._turns >= self.game.turn_cap:
+        turns = self._turns = self._turns + 1
+        if turns >= self.game.turn_cap:
             self._end_by_counts("turn_cap")
             return
-        if self._note_position() >= 3:
+        # ``_note_position`` inlined: this runs after nearly every move.
+        key = (self._pile.key, self._to_move, self._mode, *self._hands)
+        seen = self._seen
+        count = seen[key] = seen.get(key, 0) + 1
+        if count >= 3:
             self._end_by_counts("repetition")
 
     def _end_by_counts(self, reason: str) -> None:
