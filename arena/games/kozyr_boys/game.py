@@ -243,18 +243,6 @@ class KozyrBoysState(TrickTakingState):
         led = self.trick.plays[0].card if self.trick.plays else None
         return self.trumps.legal_plays(self.hands[self.to_move], led)
 
-    def _play(self, card: Card) -> None:
-        seat = self.to_move
-        trumps = self.trumps
-        plays = self.trick.plays
-        self.hands[seat].remove(card)
-        plays.append(Play(seat, card, trumps.suits[card] == trumps.suit))
-        self.history.append({"type": "play", "seat": seat, "card": cards.NAMES[card]})
-        if len(plays) < PLAYERS:
-            self.to_move = (seat + 1) % PLAYERS
-        else:
-            self._finish_trick()
-
     def _finish_trick(self) -> None:
         trick, trumps = self.trick, self.trumps
         plays = trick.plays
@@ -321,18 +309,28 @@ class KozyrBoysState(TrickTakingState):
         return discard_pairs(self.hands[self.dealer], self.trumps, rule)
 
     def _compute_legal(self) -> list[Action]:
+        if self.phase == PLAY_PHASE:
+            return self.legal_cards()
         if self.phase == DISCARD_PHASE:
             # The pairs come in (low, high) order, so their actions ascend.
             return [DISCARD + 64 * low + high for low, high in self.legal_pairs()]
-        if self.phase == PLAY_PHASE:
-            return self.legal_cards()
         return []
 
     def _apply(self, action: Action) -> None:
+        """Discard a pair, or lay a legal card (the action is the card) for the seat to act."""
         if action >= DISCARD:
             self._discard(divmod(action - DISCARD, 64))
+            return
+        card, seat = action, self.to_move
+        trumps = self.trumps
+        plays = self.trick.plays
+        self.hands[seat].remove(card)
+        plays.append(Play(seat, card, trumps.suits[card] == trumps.suit))
+        self.history.append({"type": "play", "seat": seat, "card": cards.NAMES[card]})
+        if len(plays) < PLAYERS:
+            self.to_move = (seat + 1) % PLAYERS
         else:
-            self._play(action)
+            self._finish_trick()
 
     def _result_detail(self) -> JSON:
         detail: JSON = {"deals": [d.to_json() for d in self.deals]}

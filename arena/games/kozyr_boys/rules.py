@@ -91,7 +91,7 @@ class Trumps:
     def winner(self, played: Sequence[Card]) -> int:
         """Index of the winning card: the highest trump, else the highest of the led suit."""
         suits, strengths = self.suits, self.strengths
-        suit = self.suit if any(suits[c] == self.suit for c in played) else suits[played[0]]
+        suit = self.suit if self.suit in [suits[c] for c in played] else suits[played[0]]
         best = -1
         for i, card in enumerate(played):
             if suits[card] == suit and (best < 0 or strengths[card] > strengths[played[best]]):
