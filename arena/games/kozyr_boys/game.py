@@ -255,7 +255,7 @@ class KozyrBoysState(TrickTakingState):
         points = sum(map(trumps.values.__getitem__, played))
         self.history.append({"type": "trick", "winner": winner, "points": points})
         self.tricks.append(trick)
-        self.trick, self.to_move = Trick(winner), winner
+        self.trick, self.to_move = Trick(winner, []), winner
         if not self.hands[winner]:
             self._finish_deal()
 
@@ -310,7 +310,10 @@ class KozyrBoysState(TrickTakingState):
 
     def _compute_legal(self) -> list[Action]:
         if self.phase == PLAY_PHASE:
-            return self.legal_cards()
+            plays = self.trick.plays  # ``legal_cards`` inlined: this runs once per move
+            return self.trumps.legal_plays(
+                self.hands[self.to_move], plays[0].card if plays else None
+            )
         if self.phase == DISCARD_PHASE:
             # The pairs come in (low, high) order, so their actions ascend.
             return [DISCARD + 64 * low + high for low, high in self.legal_pairs()]

@@ -277,7 +277,7 @@ class TricksState(TrickTakingState):
             self._reveal(win.seat)
         self.history.append({"type": "trick", "winner": win.seat})
         self.tricks.append(self.trick)
-        self.trick, self.trumping = Trick(win.seat), []
+        self.trick, self.trumping = Trick(win.seat, []), []
         self.to_move = win.seat
         if not self.hands[win.seat]:
             self._finish_deal()
@@ -309,9 +309,8 @@ class TricksState(TrickTakingState):
     # ---- the State API ----------------------------------------------------------------------
 
     def _compute_legal(self) -> list[Action]:
-        if self.phase == CHOOSE_PHASE:
-            return [CHOOSE + suit for suit in range(4)]
-        if self.phase == PLAY_PHASE:
+        phase = self.phase
+        if phase == PLAY_PHASE:
             # ``legal_cards`` inlined: this runs once per move.
             hand = self.hands[self.to_move]
             plays = self.trick.plays
@@ -319,6 +318,8 @@ class TricksState(TrickTakingState):
                 return hand[:]
             led = plays[0].card & ~15
             return hand[bisect_left(hand, led) : bisect_left(hand, led + 16)] or hand[:]
+        if phase == CHOOSE_PHASE:
+            return list(_CHOICES)
         return []
 
     def _apply(self, action: Action) -> None:
@@ -427,6 +428,10 @@ class TricksState(TrickTakingState):
         view["dead"] = None if self.dead is None else cards.to_str(self.dead)
         view["trumping"] = list(self.trumping)
         return view
+
+
+_CHOICES = tuple(CHOOSE + suit for suit in range(4))
+"""The trump choices: every suit, whatever others chose."""
 
 
 def deal_points(won: Sequence[int], units: Sequence[Sequence[int]]) -> list[int]:
