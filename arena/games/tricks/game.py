@@ -331,7 +331,9 @@ class TricksState(TrickTakingState):
         plays = self.trick.plays
         suit = card >> 4
         # ``is_trumping`` without the void test: a legal card off the led suit proves the void.
-        trumps = bool(plays) and suit != plays[0].card >> 4 and suit == self.trumps[seat]
+        trumps = False
+        if plays:
+            trumps = suit != plays[0].card >> 4 and suit == self.trumps[seat]
         flagged = trumps and self.game.flag_on_use
         self.hands[seat].remove(card)
         plays.append(Play(seat, card, flagged))
