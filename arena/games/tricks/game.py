@@ -88,10 +88,7 @@ class SvoiKozyriTricks(Game):
         if self.params["teams"] and self.players != 4:
             raise ConfigError("svoi-kozyri-tricks with teams is for exactly 4 players")
         self.flag_on_use: bool = self.params["reveal"] == "on_use"
-
-    @property
-    def teams(self) -> bool:
-        return bool(self.params["teams"])
+        self.teams: bool = bool(self.params["teams"])  # two teams of partners sitting opposite
 
     def units(self) -> list[list[int]]:
         """The scoring units: partners opposite with teams, otherwise every seat alone."""
@@ -191,20 +188,21 @@ class TricksState(TrickTakingState):
         return self.game.players
 
     def _deal(self) -> None:
-        n = self.players
+        n = self.game.players
         self.dealer = (self.deal_no + n - 1) % n
         deck = shuffled_pack(PACK_SIZE, deal_rng(self.seed, self.deal_no))
-        size = self.game.hand_size()
+        size = PACK_SIZE // n
         order = seats_from(next_seat(self.dealer, n), n)
-        self.hands = [[] for _ in range(n)]
+        hands: list[list[Card]] = [[]] * n
         for i, seat in enumerate(order):
-            self.hands[seat] = sorted(deck[i * size : (i + 1) * size])
+            hands[seat] = sorted(deck[i * size : (i + 1) * size])
+        self.hands = hands
         self.dead = deck[-1] if n * size < PACK_SIZE else None
         self.trumps = [None] * n
         self.revealed = [False] * n
-        self.choosers = self._choosers()
+        self.choosers = order[:2] if self.game.teams else order[:]  # as ``_choosers`` gives
         self.phase, self.to_move = CHOOSE_PHASE, self.choosers[0]
-        self.trick, self.trumping, self.tricks = Trick(order[0]), [], []
+        self.trick, self.trumping, self.tricks = Trick(order[0], []), [], []
         self.history = [{"type": "deal", "deal": self.deal_no, "dealer": self.dealer}]
 
     def _choosers(self) -> list[int]:
