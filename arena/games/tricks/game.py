@@ -266,18 +266,19 @@ class TricksState(TrickTakingState):
                 self.history.append({"type": "reveal", "seat": who, "suit": suit})
 
     def _finish_trick(self) -> None:
-        plays = self.trick.plays
-        index = trick_winner([p.card for p in plays], self.trumping)
+        trick, trumping = self.trick, self.trumping
+        plays = trick.plays
+        index = trick_winner([p.card for p in plays], trumping)
         win = plays[index]
-        self.trick.winner = win.seat
-        if self.trumping[index] and not win.flagged:
+        seat = trick.winner = win.seat
+        if trumping[index] and not win.flagged:
             win.flagged = True
-            self._reveal(win.seat)
-        self.history.append({"type": "trick", "winner": win.seat})
-        self.tricks.append(self.trick)
-        self.trick, self.trumping = Trick(win.seat, []), []
-        self.to_move = win.seat
-        if not self.hands[win.seat]:
+            self._reveal(seat)
+        self.history.append({"type": "trick", "winner": seat})
+        self.tricks.append(trick)
+        self.trick, self.trumping = Trick(seat, []), []
+        self.to_move = seat
+        if not self.hands[seat]:
             self._finish_deal()
 
     # ---- scoring ---------------------------------------------------------------------------
