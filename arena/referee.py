@@ -10,8 +10,8 @@ match, as do a crash or an init failure at once. A forfeited seat's process is k
 turns are played with the default action, and it is ranked last.
 
 Freezing rule: a bot's processes are frozen (``BotProcess.freeze``) from the moment its ``ready``
-or its answer arrives until just before its next request is written, so no bot runs on another
-one's time; all are thawed at the match's end to read ``shutdown``. A move ends only when the
+or its answer arrives until its next request has been written (it finds the request waiting as
+it thaws), so no bot runs on another one's time; all are thawed at the match's end to read ``shutdown``. A move ends only when the
 bot has really stopped: the time until then is on its clock, and a bot still running
 ``FREEZE_WAIT_S`` after its answer (a long system call begun just before it) gets a strike as
 for a timeout, though its move stands.
@@ -350,10 +350,13 @@ class Referee:
             time_left_ms=round(seat.bank_s * 1000),
             move_ms=round(self.tc.move_s * 1000),
         ))  # fmt: skip
-        seat.conn.thaw()  # frozen since its last answer; thawing is not on its clock
+        # Written while the bot is still frozen: it finds the request waiting as it thaws, so
+        # its wake-up from the freezer and its read are one (thawing is not on its clock).
+        sent = seat.conn.send(request)
+        seat.conn.thaw()
         started = time.perf_counter()  # the bot's clock starts once its request is ready
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
-        reply, status, message = self._exchange(seat, request, deadline)
+        reply, status, message = self._exchange(seat, sent, deadline)
         elapsed = time.perf_counter() - started
         seat.conn.freeze()  # not its turn any more (answer, timeout or failure alike)
         self._charge(seat, elapsed)
@@ -410,12 +413,13 @@ class Referee:
         seat.bank_s = max(0.0, seat.bank_s - over)
 
     def _exchange(
-        self, seat: Seat, request: bytes, deadline: float | None
+        self, seat: Seat, sent: bool, deadline: float | None
     ) -> tuple[ActionReply | None, SeatStatus, str | None]:
-        """Send a request and wait for its answer; stale answers to older requests are skipped."""
+        """Wait for the answer to the request just sent (``sent``: whether the bot could take
+        it); stale answers to older requests are skipped."""
         conn = seat.conn
         assert conn is not None
-        if not conn.send(request):
+        if not sent:
             if conn.stalled:
                 unread = f"{len(conn.outbox)} bytes of earlier messages still unread"
                 return None, SeatStatus.TIMEOUT, f"does not read its input ({unread})"
