@@ -11,10 +11,10 @@ turns are played with the default action, and it is ranked last.
 
 Freezing rule: a bot's processes are frozen (``BotProcess.freeze``) from the moment its ``ready``
 or its answer arrives until its next request has been written (it finds the request waiting as
-it thaws), so no bot runs on another one's time; all are thawed at the match's end to read ``shutdown``. A move ends only when the
-bot has really stopped: the time until then is on its clock, and a bot still running
-``FREEZE_WAIT_S`` after its answer (a long system call begun just before it) gets a strike as
-for a timeout, though its move stands.
+it thaws), so no bot runs on another one's time; all are thawed at the match's end to read
+``shutdown``. A move ends only when the bot has really stopped: the time until then is on its
+clock, and a bot still running ``FREEZE_WAIT_S`` after its answer (a long system call begun just
+before it) gets a strike as for a timeout, though its move stands.
 
 ``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
 """
@@ -22,6 +22,7 @@ for a timeout, though its move stands.
 from __future__ import annotations
 
 import enum
+import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -64,6 +65,9 @@ FREEZE_WAIT_S = 1.0
 WAIT_FOR_FREEZE = True
 """False only in tests, to show what the wait closes: the next seat then moves while the last
 one may still run on the match's core."""
+WRITE_BEFORE_THAW = True
+"""False only in ``bench/protocol.py``, to measure what writing a request before the thaw
+saves (the bot then wakes from the freezer and blocks again on its empty stdin)."""
 
 
 class SeatStatus(enum.StrEnum):
@@ -232,6 +236,7 @@ class Referee:
             return
         sink = self.transcripts.get(seat.index)
         seat.conn = Connection(process, transcript=Transcript(sink) if sink else None)
+        seat.conn.apart = cpu is not None and cpu not in os.sched_getaffinity(0)
         hello = Hello(
             game=self.game.name,
             players=self.game.players,
@@ -352,8 +357,12 @@ class Referee:
         ))  # fmt: skip
         # Written while the bot is still frozen: it finds the request waiting as it thaws, so
         # its wake-up from the freezer and its read are one (thawing is not on its clock).
-        sent = seat.conn.send(request)
-        seat.conn.thaw()
+        if WRITE_BEFORE_THAW:
+            sent = seat.conn.send(request)
+            seat.conn.thaw()
+        else:
+            seat.conn.thaw()
+            sent = seat.conn.send(request)
         started = time.perf_counter()  # the bot's clock starts once its request is ready
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
         reply, status, message = self._exchange(seat, sent, deadline)

@@ -16,7 +16,11 @@ Freezing: the same match is also played under bubblewrap (where bots are frozen 
 turns, and each move ends only once the bot has really stopped, as in production) and under
 bubblewrap with freezing off, in alternate passes; the whole per-move time of each, and
 ``freeze_ratio=<with freezing / without>`` (the median over rounds of each round's ratio of
-medians), measure what freezing costs a move. ``--no-bwrap`` skips it. Each seat runs on a
+medians), measure what freezing costs a move. Two more frozen passes split that cost:
+``thaw_first_ratio``, the request written only after the thaw (as the referee once did), and
+``no_wait_ratio``, the next seat thawed without waiting for the last bot to be really frozen
+(``arena.referee.WRITE_BEFORE_THAW`` and ``WAIT_FOR_FREEZE`` switched off for that pass).
+``--no-bwrap`` skips it. Each seat runs on a
 core of its own where there are enough (as in production); ``--shared-core`` puts every seat
 on one core, as on a host with fewer cores than seats.
 
@@ -46,6 +50,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import arena.referee  # noqa: E402
 from arena.bots import load_bot  # noqa: E402
 from arena.games import make_game  # noqa: E402
 from arena.games.base import Game, State  # noqa: E402
@@ -218,9 +223,12 @@ def main() -> None:
             for key, values in zip(("engine", "floor", "exchange", "runner"), passes, strict=True):
                 figures[key].append(values)
             for key, box in boxes.items():
+                arena.referee.WRITE_BEFORE_THAW = key != "bwrap-thaw-first"
+                arena.referee.WAIT_FOR_FREEZE = key != "bwrap-no-wait"
                 figures.setdefault(key, []).append(
                     runner_pass(game, args.seed, bot, not args.no_pin, box)[0]
                 )
+            arena.referee.WRITE_BEFORE_THAW = arena.referee.WAIT_FOR_FREEZE = True
     moves = len(figures["floor"][0])
     print(f"{args.game}, {args.players} players, {args.deals} deals: {moves} moves x {args.rounds}")
     print(f"seat cores {cores}")
@@ -234,6 +242,8 @@ def main() -> None:
         "runner": "runner per move",
         "bwrap": "bwrap, unfrozen, move",
         "bwrap-frozen": "bwrap, frozen, move",
+        "bwrap-thaw-first": "  thawed, then written",
+        "bwrap-no-wait": "  without the wait",
     }
     for key, label in labels.items():
         if key in medians:
@@ -245,6 +255,12 @@ def main() -> None:
     print("per-round ratios " + " ".join(f"{r:.2f}" for r in paired))
     print(f"full_ratio={medians['runner'] / medians['floor']:.2f}")
     if boxes:
+        for key, name in (("bwrap-thaw-first", "thaw_first"), ("bwrap-no-wait", "no_wait")):
+            variant = [
+                statistics.median(a) / statistics.median(b)
+                for a, b in zip(figures[key], figures["bwrap"], strict=True)
+            ]
+            print(f"{name}_ratio={statistics.median(variant):.2f}")
         frozen = [
             statistics.median(a) / statistics.median(b)
             for a, b in zip(figures["bwrap-frozen"], figures["bwrap"], strict=True)
@@ -262,7 +278,13 @@ def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
     if reason is not None:
         print(f"# freezing not measured: {reason}")
         return {}
-    return {"bwrap": BwrapSandbox(freeze=False), "bwrap-frozen": BwrapSandbox()}
+    frozen = BwrapSandbox()
+    return {
+        "bwrap": BwrapSandbox(freeze=False),
+        "bwrap-frozen": frozen,
+        "bwrap-thaw-first": frozen,
+        "bwrap-no-wait": frozen,
+    }
 
 
 if __name__ == "__main__":

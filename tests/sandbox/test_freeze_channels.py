@@ -4,13 +4,13 @@ The ``freeze-leak`` hostile bot sits in both seats of a two-player Svoi Kozyri (
 index 0, so the seed fixes every move). At each of its first turns seat 0 draws a random bit
 and, for a 1, leaves work behind just before it answers; seat 1 measures its own speed at its
 next turn and names the bit. A bit is scored for each move of seat 0 directly followed by one
-of seat 1's, the first ``BITS`` of the match (one bit per move; the rest of the match is played
-without leaking, so a test costs a few seconds). Seat 0's bits are fair coins the receiver
-cannot see, so without a channel each guess is right with probability exactly 1/2, whatever
-rule produced it: the count of right guesses is Binomial(``BITS``, 1/2), and a count that
-chance reaches with probability below ``ALPHA`` fails the test. Each technique also has a
-control, the same match with the fix switched off, which shows that the test can fail. Two
-techniques:
+of seat 1's, the first ``BITS`` of the match (100 for kernel work, 150 for timers; one bit per
+move; the rest of the match is played without leaking, so a test costs a few seconds). Seat
+0's bits are fair coins the receiver cannot see, so without a channel each guess is right with
+probability exactly 1/2, whatever rule produced it: the count of right guesses is
+Binomial(``BITS``, 1/2), and a count that chance reaches with probability below ``ALPHA``
+fails the test. Each technique also has a control, the same match with the fix switched off,
+which shows that the test can fail. Two techniques:
 
 - ``kernel``: long system calls begun just before the answer, in two helper processes. The
   referee waits until the bot has really stopped before the next seat moves
@@ -23,7 +23,7 @@ techniques:
   helper processes as the process limit allows) set to fire after the answer, while the bot is
   frozen. Each seat runs on a core of its own (the runner's ``own_cores``, a cpuset per seat);
   the control shares one core (which is what remains open on a host with fewer cores than
-  seats) and must carry the bits at the same level: at least 66 of 100 right. Skipped on a host
+  seats) and must carry the bits at the same level: at least 95 of 150 right. Skipped on a host
   with a single core.
 
 ``bench/freeze_channels.py`` plays 100 bits per setting and prints each count.
@@ -53,14 +53,15 @@ from sandbox.bwrap import BwrapSandbox
 from tests.sandbox.conftest import HOSTILE, backend_or_skip
 from tests.sandbox.driver import fresh_slot, survivors
 
-BITS = 100
-"""Bits scored per match (each test plays one match: a few seconds)."""
+BITS = {"kernel": 100, "timers": 150}
+"""Bits scored per match (each test plays one match: a few seconds). The timer control carries
+about 70-90 % of bits on the loaded CI machine; 150 bits keep it clear of the threshold."""
 SEED = 2
 """With everyone playing index 0, this deal of Svoi Kozyri has 153 moves of seat 0 directly
 followed by one of seat 1 (``test_the_seed_gives_enough_pairs``)."""
 ALPHA = 1e-3
-"""How rarely a closed channel may fail the test by bad luck: at most 65 of 100 right passes
-(and the timer control must get at least 66 right)."""
+"""How rarely a closed channel may fail the test by bad luck: at most 65 of 100 (94 of 150)
+right passes, and the timer control must get at least 95 of 150 right."""
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,8 @@ def threshold(n: int, alpha: float = ALPHA) -> int:
 
 
 def test_the_threshold_is_well_above_chance() -> None:
-    assert threshold(BITS) == 66
-    assert binomial_tail(BITS, 65) > ALPHA > binomial_tail(BITS, 66)
+    assert threshold(100) == 66 and threshold(150) == 95
+    assert binomial_tail(100, 65) > ALPHA > binomial_tail(100, 66)
     assert binomial_tail(4, 3) == 5 / 16
 
 
@@ -115,7 +116,7 @@ def sender_turns(bits: int, seed: int = SEED, deals: int = 1) -> int:
 
 
 def test_the_seed_gives_enough_pairs() -> None:
-    assert 0 < sender_turns(BITS) < sender_turns(153)
+    assert 0 < sender_turns(100) < sender_turns(150) < sender_turns(153)
     assert sender_turns(154) == 0
 
 
@@ -184,9 +185,12 @@ def aim(technique: str, bits: int, deals: int = 1) -> dict[str, Any]:
 
 def play(sandbox: Sandbox, technique: str, *, own_cores: bool) -> Score:
     """One match of the leaking pair; the receiver's guesses scored against the sent bits."""
-    outcome = leak_match(sandbox, aim(technique, BITS), own_cores=own_cores)
+    bits = BITS[technique]
+    outcome = leak_match(sandbox, aim(technique, bits), own_cores=own_cores)
     assert [s.status.value for s in outcome.seats] == ["ok", "ok"], outcome.seats
-    return score(outcome.replay["steps"])
+    result = score(outcome.replay["steps"], bits)
+    assert result.scored == bits, result  # every bit sent was heard and reached the replay
+    return result
 
 
 @pytest.fixture(params=["bwrap", "bwrap-signals", "docker"])
@@ -217,7 +221,7 @@ def test_a_bot_that_will_not_stop_is_struck_and_pays_with_its_clock(
     assert sender.think_s > 3 * 0.02  # the time until it stopped was on its clock
 
 
-def score(steps: list[dict[str, Any]], pairs: int = BITS) -> Score:
+def score(steps: list[dict[str, Any]], pairs: int) -> Score:
     """The first ``pairs`` (sent, heard) bits of consecutive seat 0, seat 1 steps.
 
     The bot numbers its lines (``LEAK sent <seat 0's turn> <bit>``, ``LEAK heard <pair>
@@ -255,16 +259,14 @@ def two_cores() -> None:
 
 
 def assert_closed(result: Score) -> None:
-    assert result.scored == BITS, result
-    assert result.right < threshold(BITS), (
-        f"{result.right} of {BITS} bits right (p = {result.p_value:.2g})"
+    assert result.right < threshold(result.scored), (
+        f"{result.right} of {result.scored} bits right (p = {result.p_value:.2g})"
     )
 
 
 def assert_open(result: Score) -> None:
-    assert result.scored == BITS, result
-    assert result.right >= threshold(BITS), (
-        f"the control should carry the bits: {result.right} of {BITS} right"
+    assert result.right >= threshold(result.scored), (
+        f"the control should carry the bits: {result.right} of {result.scored} right"
     )
 
 
@@ -289,7 +291,7 @@ def test_without_the_wait_the_next_seat_moves_while_kernel_work_runs(
     monkeypatch.setattr(arena.referee, "WAIT_FOR_FREEZE", False)
     play(sandbox, "kernel", own_cores=False)
     running = thaws.stopped.count(False)
-    assert running >= BITS // 10, f"the sender still ran at only {running} thaws"
+    assert running >= 10, f"the sender still ran at only {running} thaws"
 
 
 @pytest.mark.slow
