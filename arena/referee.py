@@ -356,14 +356,18 @@ class Referee:
             move_ms=round(self.tc.move_s * 1000),
         ))  # fmt: skip
         # Written while the bot is still frozen: it finds the request waiting as it thaws, so
-        # its wake-up from the freezer and its read are one (thawing is not on its clock).
+        # its wake-up from the freezer and its read are one. The bot's clock starts once its
+        # request is ready, as ever (the write is on it), and the thaw is not on it.
         if WRITE_BEFORE_THAW:
+            ready = time.perf_counter()
             sent = seat.conn.send(request)
+            thawing = time.perf_counter()
             seat.conn.thaw()
+            started = ready + (time.perf_counter() - thawing)
         else:
             seat.conn.thaw()
+            started = time.perf_counter()
             sent = seat.conn.send(request)
-        started = time.perf_counter()  # the bot's clock starts once its request is ready
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
         reply, status, message = self._exchange(seat, sent, deadline)
         elapsed = time.perf_counter() - started
