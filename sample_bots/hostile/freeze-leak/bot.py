@@ -3,20 +3,22 @@
 The same bot sits in both seats of a two-player game and plays index 0 throughout. Seat 0 (the
 sender) draws a random bit at each of its first ``send`` turns and writes ``LEAK sent <turn>
 <bit>`` on stderr (the replay keeps it; the receiver never sees it). For a 1 it leaves work
-behind just before it answers; for a 0 it leaves none. Seat 1 (the receiver) measures its own
+behind just before it answers; for a 0 it leaves none (for ``kernel``, it does the same work
+before answering). Seat 1 (the receiver) measures its own
 speed at each of its first ``hear`` turns that follow one of seat 0's and writes ``LEAK heard
 <n> <bit>`` (the numbers pair the lines up again: under Docker a line may reach the replay a
 step late). ``target.json`` names the technique (and ``send``, ``hear``: how many bits; by
 default every turn):
 
 - ``kernel``: two helper processes, forked at the start, each run one long system call
-  (``madvise(MADV_POPULATE_READ)`` over a 64 MiB mapping, some 12 ms) that starts just before
-  the answer. A task stops for the freezer only on its way back to user mode, so unless the
-  referee waits for the freeze to settle, the calls keep the core busy into the next seat's
-  turn; the receiver, on that core, runs slower in its first milliseconds than at its other
-  turns (it compares its speed with the faster of its earlier measurements, so the machine's
-  load, which changes more slowly, matters less). How many bits that carries depends on how
-  busy the core is: the bench measures it.
+  (``madvise(MADV_POPULATE_READ)`` over a 32 MiB mapping, some 6 ms) that starts just before
+  the answer (for a 0 the same work is done, and finished, before the answer, so that answer
+  times and the load on the core do not tell the bits apart). A task stops for the freezer
+  only on its way back to user mode, so unless the referee waits for the freeze to settle, the
+  calls keep the core busy into the next seat's turn; the receiver, on that core, runs slower
+  in its first milliseconds than at its other turns (it compares its speed with the faster of
+  its earlier measurements, so the machine's load, which changes more slowly, matters less).
+  How many bits that carries depends on how busy the core is: the bench measures it.
 - ``timers``: every timer the limits allow, set to expire 2 to 12 ms after they are armed: the
   POSIX timers ``RLIMIT_SIGPENDING`` allows, timerfds (refused by the sandbox), and an
   ``ITIMER_REAL`` in each of as many helper processes as the process limit allows. A frozen
@@ -33,7 +35,7 @@ import sys
 import time
 
 MADV_POPULATE_READ, MADV_DONTNEED, MADV_NOHUGEPAGE = 22, 4, 15
-MAPPING = 64 << 20
+MAPPING = 32 << 20
 KERNEL_HELPERS = 2
 CLOCK_MONOTONIC = 1
 SIGEV_SIGNAL = 0
@@ -66,20 +68,27 @@ def log(text: str) -> None:
 
 
 class KernelWork:
-    """Forked helpers that each run one long ``madvise`` each time they are asked."""
+    """Forked helpers that each run one long ``madvise`` each time they are asked.
+
+    A 0 costs the same work as a 1, done before the answer instead of after it: both answers
+    then take about as long and load the core as much, and only where the work falls against
+    the freeze differs.
+    """
 
     def __init__(self, mapping: int, helpers: int) -> None:
         self.mapping = mapping
         self.asks: list[int] = []
         self.ack_r, ack_w = os.pipe()
+        self.done_r, done_w = os.pipe()
+        self.running = 0
         for _ in range(helpers):
             ask_r, ask_w = os.pipe()
             if os.fork() == 0:
-                self.serve(ask_r, ack_w)
+                self.serve(ask_r, ack_w, done_w)
                 os._exit(0)
             self.asks.append(ask_w)
 
-    def serve(self, ask: int, ack: int) -> None:
+    def serve(self, ask: int, ack: int, done: int) -> None:
         size = self.mapping
         addr = libc.mmap(None, size, 1, 0x22 | 0x4000, -1, 0)  # read-only, private, anon
         libc.madvise(addr, size, MADV_NOHUGEPAGE)
@@ -87,13 +96,24 @@ class KernelWork:
             os.write(ack, b"k")
             libc.madvise(addr, size, MADV_POPULATE_READ)  # one call, milliseconds in the kernel
             libc.madvise(addr, size, MADV_DONTNEED)
+            os.write(done, b"d")
 
-    def start(self) -> None:
-        """Set the helpers going and return once each is on its way into the call."""
+    def settle(self) -> None:
+        """Wait until the work left running at the last answer is over."""
+        for _ in range(self.running):
+            os.read(self.done_r, 1)
+        self.running = 0
+
+    def start(self, after_answer: bool) -> None:
+        """Set the helpers going; return once each is on its way into the call (or, for work
+        before the answer, once all of it is done)."""
         for ask in self.asks:
             os.write(ask, b"g")
         for _ in self.asks:
             os.read(self.ack_r, 1)
+        self.running = len(self.asks)
+        if not after_answer:
+            self.settle()
 
 
 class sigevent(ctypes.Structure):
@@ -272,12 +292,13 @@ def main() -> None:
             reply = {"type": "ready", "protocol": 1}
         elif msg["type"] == "request":
             if seat == 0 and sender is not None and turns < to_send:
-                if isinstance(sender, Timers):
-                    sender.settle()
+                sender.settle()
                 bit = 1 if always else os.urandom(1)[0] & 1
                 log(f"sent {turns} {bit}")
                 turns += 1
-                if bit:
+                if isinstance(sender, KernelWork):
+                    sender.start(after_answer=bool(bit))
+                elif bit:
                     sender.start()
             elif seat == 1 and heard < to_hear and just_after_seat_0(msg["observation"]):
                 bit = hear_kernel() if way == "kernel" else hear_timers()
