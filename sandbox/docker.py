@@ -219,12 +219,13 @@ class PipeFolder:
             self.remove()
             raise SandboxError(f"could not make the pipes for a container: {exc}") from exc
 
-    def connect(self, ended: threading.Event, timeout: float = CONNECT_TIMEOUT_S) -> bool:
+    def connect(self, ended: threading.Event, timeout: float | None = None) -> bool:
         """Wait until the bot has opened its pipes; False if the container ended first.
 
         Opening ``in`` for writing without blocking fails until a reader opens it, and the
         shim opens it last, so success means all three are open on the bot's side.
         """
+        timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
         deadline = time.monotonic() + timeout
         pause = 0.0005
         while True:
