@@ -27,6 +27,7 @@ import errno
 import functools
 import importlib
 import os
+import select
 import shutil
 import socket
 import tempfile
@@ -69,6 +70,8 @@ API_VERSION = "1.41"
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 CPU_SHARE = 1.0
 STOP_TIMEOUT_S = 10.0
+ENDING_GRACE_S = 5.0
+"""How long a bot whose stdout is closed may take to end on its own before it is killed."""
 
 
 def image_name() -> str:
@@ -267,6 +270,7 @@ class DockerProcess(BotProcess):
         self._pipes = pipes
         self.stdin_fd = -1
         self.stdout_fd, self.stderr_fd = pipes.stdout_fd, pipes.stderr_fd
+        self._watch_fd = os.dup(pipes.stdout_fd)  # the runner may close its own at any time
         self._returncode: int | None = None
         self._ended = threading.Event()
         self._killed = False
@@ -311,11 +315,24 @@ class DockerProcess(BotProcess):
     def kill(self) -> None:
         if self._ended.is_set():
             return
+        # A bot that has just ended (its stdout has no writer left) is not killed: its end
+        # reaches the referee through the pipe before the engine reports it, and a kill in
+        # between would hide how it ended (a CPU limit, a crash) behind "killed".
+        if self._stdout_hung_up() and self._ended.wait(ENDING_GRACE_S):
+            return
         self._kill_frozen()
         self._killed = True
         with contextlib.suppress(Exception):
             self._api.kill(self.container)
         self._ended.wait(STOP_TIMEOUT_S)
+
+    def _stdout_hung_up(self) -> bool:
+        """True if nothing in the container holds the bot's stdout open any more."""
+        if self._watch_fd < 0:
+            return False
+        watcher = select.poll()
+        watcher.register(self._watch_fd, select.POLLIN)
+        return any(events & select.POLLHUP for _, events in watcher.poll(0))
 
     def usage(self) -> Usage:
         if self._final is not None:
@@ -396,6 +413,8 @@ class DockerProcess(BotProcess):
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.kill()
+        os.close(self._watch_fd)
+        self._watch_fd = -1
         self._final = self.usage()
         with contextlib.suppress(Exception):
             self._api.remove_container(self.container, force=True, v=True)
