@@ -199,7 +199,9 @@ class PipeFolder:
     """A container's private folder holding three named pipes: ``in``, ``out`` and ``err``.
 
     The folder and its pipes belong to the container's uid (mode 0700 and 0600), so on the
-    host only that uid and root reach them; the container sees only its own folder. The
+    host only that uid and root reach them; the container sees only its own folder. A referee
+    that is not root cannot give them away: then the folder is 0711 (not listable, its name
+    random) and the pipes 0666. The
     referee opens ``out`` and ``err`` for reading before the container starts (so the bot's
     opens never wait) and ``in`` for writing once the bot has opened it (see ``connect``).
     """
@@ -210,11 +212,18 @@ class PipeFolder:
         self.stdin_fd = -1
         self.stdout_fd = -1
         self.stderr_fd = -1
+        owned = os.geteuid() == 0
         try:
             for name in ("in", "out", "err"):
                 os.mkfifo(self.path / name, 0o600)
-                os.chown(self.path / name, uid, uid)
-            os.chown(self.path, uid, uid)
+                if owned:
+                    os.chown(self.path / name, uid, uid)
+                else:
+                    os.chmod(self.path / name, 0o666)
+            if owned:
+                os.chown(self.path, uid, uid)
+            else:
+                self.path.chmod(0o711)
             nonblocking = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
             self.stdout_fd = os.open(self.path / "out", nonblocking)
             self.stderr_fd = os.open(self.path / "err", nonblocking)

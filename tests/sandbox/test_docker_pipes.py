@@ -210,3 +210,20 @@ def test_a_bot_reaches_only_its_own_pipes(
         process.close()
         other.close()
     assert list(pipe_root.iterdir()) == []
+
+
+def test_a_referee_that_is_not_root_hides_the_folder_instead(
+    pipe_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(docker_backend.os, "geteuid", lambda: 1000)
+    pipes = docker_backend.PipeFolder(UID_BASE)
+    try:
+        assert stat.S_IMODE(pipes.path.stat().st_mode) == 0o711
+        assert pipes.path.stat().st_uid == os.getuid()
+        for name in ("in", "out", "err"):
+            assert stat.S_IMODE((pipes.path / name).stat().st_mode) == 0o666
+    finally:
+        os.close(pipes.stdout_fd)
+        os.close(pipes.stderr_fd)
+        pipes.remove()
+    assert list(pipe_root.iterdir()) == []
