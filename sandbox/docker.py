@@ -190,6 +190,33 @@ opened, so the referee can tell it from a bot that ended."""
 NOT_FOUND_STATUS = (126, 127)
 
 
+PIPE_PREFIX = "arena-pipes-"
+
+
+def pipe_root() -> Path:
+    """The host folder the pipe folders go under."""
+    return Path(os.environ.get(PIPE_DIR_ENV) or tempfile.gettempdir())
+
+
+def referee_tag() -> str:
+    """The start of this referee's pipe folders' names: its pid namespace and pid."""
+    return f"{PIPE_PREFIX}{os.stat('/proc/self/ns/pid').st_ino}-{os.getpid()}"
+
+
+def sweep_stale_pipes() -> list[Path]:
+    """Remove the pipe folders of referees that died without closing their bots; returns what
+    was removed. Only folders of this pid namespace are judged (the name holds the namespace
+    and the pid): a referee elsewhere may share the folder."""
+    ours = f"{PIPE_PREFIX}{os.stat('/proc/self/ns/pid').st_ino}-"
+    removed: list[Path] = []
+    for folder in pipe_root().glob(f"{ours}*-*"):
+        pid = folder.name.removeprefix(ours).split("-", 1)[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
 def shim_command(command: Sequence[str]) -> list[str]:
     """The container's command: the shim, then the bot's command as it runs in the image."""
     return ["/bin/sh", "-c", SHIM, "sh", *container_command(command)]
@@ -207,8 +234,7 @@ class PipeFolder:
     """
 
     def __init__(self, uid: int) -> None:
-        base = os.environ.get(PIPE_DIR_ENV) or tempfile.gettempdir()
-        self.path = Path(tempfile.mkdtemp(prefix="arena-pipes-", dir=base))
+        self.path = Path(tempfile.mkdtemp(prefix=f"{referee_tag()}-", dir=pipe_root()))
         self.stdin_fd = -1
         self.stdout_fd = -1
         self.stderr_fd = -1
@@ -462,6 +488,7 @@ class DockerSandbox(Sandbox):
         """True if each container gets a parent cgroup that measures its CPU time here."""
         if self.accounts:
             sweep_stale(root_name=ACCOUNT_ROOT)  # parents of containers of referees that died
+        sweep_stale_pipes()
 
     @classmethod
     def available(cls) -> str | None:

@@ -227,3 +227,18 @@ def test_a_referee_that_is_not_root_hides_the_folder_instead(
         os.close(pipes.stderr_fd)
         pipes.remove()
     assert list(pipe_root.iterdir()) == []
+
+
+def test_pipe_folders_of_a_referee_that_died_are_swept(pipe_root: Path) -> None:
+    ended = subprocess.Popen(["/usr/bin/true"])
+    ended.wait()
+    namespace = os.stat("/proc/self/ns/pid").st_ino
+    stale = pipe_root / f"{docker_backend.PIPE_PREFIX}{namespace}-{ended.pid}-abc123"
+    stale.mkdir()
+    os.mkfifo(stale / "in")
+    live = Path(f"{pipe_root / docker_backend.referee_tag()}-def456")
+    elsewhere = pipe_root / f"{docker_backend.PIPE_PREFIX}{namespace + 1}-{ended.pid}-ghi789"
+    live.mkdir()
+    elsewhere.mkdir()
+    assert docker_backend.sweep_stale_pipes() == [stale]
+    assert sorted(pipe_root.iterdir()) == sorted([live, elsewhere])
