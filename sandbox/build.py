@@ -318,7 +318,7 @@ def _end_input(process: BotProcess) -> None:
     """Give the build an empty stdin, keeping ``stdin_fd`` open for ``close`` to release.
 
     Closing it here would let ``close`` close the same number again later, by then perhaps
-    another file's (the Docker backend's is a duplicate of its attach socket).
+    another file's; replacing it with an empty input also ends the Docker backend's pipe.
     """
     null = os.open(os.devnull, os.O_RDONLY)
     try:

@@ -13,21 +13,26 @@ them in is impossible with a read-only root, and a mount costs nothing per start
 must see the bot folder under the same path as the referee (the referee runs on the engine's host,
 or both share the volume at the same path).
 
-The container's stdin is the attach socket (written directly: no framing on the way in); its
-multiplexed stdout/stderr are split into two plain pipes by a small reader thread, so the runner
-gets raw file descriptors as with every other backend.
+The bot's stdin, stdout and stderr are kernel pipes, not the engine's attach socket: each
+container gets a private folder of three named pipes (``PipeFolder``), mounted read-only at
+``/pipes``, and its command is a two-line shell shim that opens them as fds 0, 1 and 2 and
+becomes the bot. A message then costs what it costs over plain pipes, and the runner gets raw
+file descriptors as with every other backend.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import importlib
 import os
 import select
+import shutil
 import socket
-import struct
+import tempfile
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +70,8 @@ API_VERSION = "1.41"
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 CPU_SHARE = 1.0
 STOP_TIMEOUT_S = 10.0
+ENDING_GRACE_S = 5.0
+"""How long a bot whose stdout is closed may take to end on its own before it is killed."""
 
 
 def image_name() -> str:
@@ -118,8 +125,10 @@ def host_config(
     cpu: int | None,
     cgroup_parent: str | None = None,
     writable: bool = False,
+    pipe_dir: Path | None = None,
 ) -> Any:
-    """Every isolation and limit setting of a bot container (``writable``: a build step's)."""
+    """Every isolation and limit setting of a bot container (``writable``: a build step's;
+    ``pipe_dir``: its private folder of named pipes, mounted read-only at ``PIPE_MOUNT``)."""
     ulimit: Any = importlib.import_module("docker.types").Ulimit
 
     memory = limits.memory_mb << 20
@@ -132,11 +141,15 @@ def host_config(
         ulimit(name="nproc", soft=4 * limits.processes, hard=4 * limits.processes),
         ulimit(name="sigpending", soft=PENDING_SIGNALS, hard=PENDING_SIGNALS),
     ]
+    binds = {
+        str(bot_dir): {"bind": "/bot", "mode": "rw" if writable else "ro"},
+        str(KIT_DIR): {"bind": KIT_MOUNT, "mode": "ro"},
+    }
+    if pipe_dir is not None:
+        # Read-only is enough: opening a named pipe for writing never writes to the folder.
+        binds[str(pipe_dir)] = {"bind": PIPE_MOUNT, "mode": "ro"}
     config: Any = api.create_host_config(
-        binds={
-            str(bot_dir): {"bind": "/bot", "mode": "rw" if writable else "ro"},
-            str(KIT_DIR): {"bind": KIT_MOUNT, "mode": "ro"},
-        },
+        binds=binds,
         network_mode="none",
         read_only=True,
         tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmp_mb}m,mode=1777"},
@@ -159,95 +172,161 @@ def host_config(
     return config
 
 
-class FrameSplitter:
-    """Splits the engine's multiplexed stream (8-byte headers) into stdout and stderr bytes."""
+PIPE_MOUNT = "/pipes"
+"""Where a container sees its private folder of named pipes."""
+PIPE_DIR_ENV = "ARENA_PIPE_DIR"
+"""The host folder under which each container's folder of pipes is made (default: the
+temporary folder). The engine must see it under the same path, as with the bot folder."""
+CONNECT_TIMEOUT_S = 60.0
+"""How long a started container has to open its pipes before the start counts as failed."""
+SHIM = (
+    'case $1 in */*) [ -f "$1" ] && [ -x "$1" ] || exit 127 ;; '
+    '*) command -v "$1" >/dev/null || exit 127 ;; esac; '
+    f'exec "$@" >{PIPE_MOUNT}/out 2>{PIPE_MOUNT}/err <{PIPE_MOUNT}/in'
+)
+"""The container's command: the shell opens the pipes as the bot's stdout, stderr and stdin
+(in that order) and becomes the bot. A command that cannot run exits 127 before any pipe is
+opened, so the referee can tell it from a bot that ended."""
+NOT_FOUND_STATUS = (126, 127)
 
-    HEADER = struct.Struct(">BxxxL")
 
-    def __init__(self) -> None:
-        self.buffer = bytearray()
+PIPE_PREFIX = "arena-pipes-"
 
-    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
-        """Complete frames in ``data`` (plus what was left over) as (stream, payload) pairs."""
-        self.buffer += data
-        frames: list[tuple[int, bytes]] = []
-        while len(self.buffer) >= self.HEADER.size:
-            stream, size = self.HEADER.unpack_from(self.buffer)
-            end = self.HEADER.size + size
-            if len(self.buffer) < end:
-                break
-            frames.append((stream, bytes(self.buffer[self.HEADER.size : end])))
-            del self.buffer[:end]
-        return frames
+
+def pipe_root() -> Path:
+    """The host folder the pipe folders go under."""
+    return Path(os.environ.get(PIPE_DIR_ENV) or tempfile.gettempdir())
+
+
+def referee_tag() -> str:
+    """The start of this referee's pipe folders' names: its pid namespace and pid."""
+    return f"{PIPE_PREFIX}{os.stat('/proc/self/ns/pid').st_ino}-{os.getpid()}"
+
+
+def sweep_stale_pipes() -> list[Path]:
+    """Remove the pipe folders of referees that died without closing their bots; returns what
+    was removed. Only folders of this pid namespace are judged (the name holds the namespace
+    and the pid): a referee elsewhere may share the folder."""
+    ours = f"{PIPE_PREFIX}{os.stat('/proc/self/ns/pid').st_ino}-"
+    removed: list[Path] = []
+    for folder in pipe_root().glob(f"{ours}*-*"):
+        pid = folder.name.removeprefix(ours).split("-", 1)[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def shim_command(command: Sequence[str]) -> list[str]:
+    """The container's command: the shim, then the bot's command as it runs in the image."""
+    return ["/bin/sh", "-c", SHIM, "sh", *container_command(command)]
+
+
+class PipeFolder:
+    """A container's private folder holding three named pipes: ``in``, ``out`` and ``err``.
+
+    The folder and its pipes belong to the container's uid (mode 0700 and 0600), so on the
+    host only that uid and root reach them; the container sees only its own folder. A referee
+    that is not root cannot give them away: then the folder is 0711 (not listable, its name
+    random) and the pipes 0666. The
+    referee opens ``out`` and ``err`` for reading before the container starts (so the bot's
+    opens never wait) and ``in`` for writing once the bot has opened it (see ``connect``).
+    """
+
+    def __init__(self, uid: int) -> None:
+        self.path = Path(tempfile.mkdtemp(prefix=f"{referee_tag()}-", dir=pipe_root()))
+        self.stdin_fd = -1
+        self.stdout_fd = -1
+        self.stderr_fd = -1
+        owned = os.geteuid() == 0
+        try:
+            for name in ("in", "out", "err"):
+                os.mkfifo(self.path / name, 0o600)
+                if owned:
+                    os.chown(self.path / name, uid, uid)
+                else:
+                    os.chmod(self.path / name, 0o666)
+            if owned:
+                os.chown(self.path, uid, uid)
+            else:
+                self.path.chmod(0o711)
+            nonblocking = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+            self.stdout_fd = os.open(self.path / "out", nonblocking)
+            self.stderr_fd = os.open(self.path / "err", nonblocking)
+        except OSError as exc:
+            self.remove()
+            raise SandboxError(f"could not make the pipes for a container: {exc}") from exc
+
+    def connect(self, ended: threading.Event, timeout: float | None = None) -> bool:
+        """Wait until the bot has opened its pipes; False if the container ended first.
+
+        Opening ``in`` for writing without blocking fails until a reader opens it, and the
+        shim opens it last, so success means all three are open on the bot's side.
+        """
+        timeout = CONNECT_TIMEOUT_S if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        pause = 0.0005
+        while True:
+            try:
+                fd = os.open(self.path / "in", os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:
+                    raise SandboxError(f"could not open a container's stdin: {exc}") from exc
+            else:
+                self.stdin_fd = fd
+                for each in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
+                    os.set_blocking(each, True)  # as the other backends hand them over
+                return True
+            if ended.is_set():
+                return False
+            if time.monotonic() > deadline:
+                raise SandboxError(f"the container did not open its pipes within {timeout:.0f} s")
+            ended.wait(pause)
+            pause = min(pause * 2, 0.01)
+
+    def remove(self) -> None:
+        """Remove the folder (the referee's descriptors stay open until closed)."""
+        shutil.rmtree(self.path, ignore_errors=True)
 
 
 class DockerProcess(BotProcess):
-    """A bot running in a container."""
+    """A bot running in a container, its stdin, stdout and stderr on named pipes."""
 
     def __init__(
         self,
         api: Any,
         container: str,
-        response: Any,
-        sock: Any,
+        pipes: PipeFolder,
         account: ContainerAccount | None = None,
     ) -> None:
         self._api = api
         self.container = container
         self._account = account
-        self._response = response  # keeps the attach connection open
-        self._sock = sock
-        self._sock_fd: int = sock.fileno()
-        self.stdin_fd = os.dup(self._sock_fd)
-        out_r, self._out_w = os.pipe()
-        err_r, self._err_w = os.pipe()
-        self.stdout_fd, self.stderr_fd = out_r, err_r
+        self._pipes = pipes
+        self.stdin_fd = -1
+        self.stdout_fd, self.stderr_fd = pipes.stdout_fd, pipes.stderr_fd
+        self._watch_fd = os.dup(pipes.stdout_fd)  # the runner may close its own at any time
         self._returncode: int | None = None
         self._ended = threading.Event()
         self._killed = False
         self._final: Usage | None = None
         self._freezer: Freezer | None = None
-        self._reader = threading.Thread(target=self._pump, daemon=True)
         self._waiter = threading.Thread(target=self._await_exit, daemon=True)
 
     def start(self) -> None:
-        """Start the container and the threads that follow it."""
-        self._reader.start()
+        """Start the container, follow it, and wait until the bot has opened its pipes."""
         self._api.start(self.container)
         self._waiter.start()
         if self._account is not None and not self._account.local():
             self._account = None  # a remote engine, or one that put the group elsewhere
+        if not self._pipes.connect(self._ended):
+            status = self._returncode
+            if status in NOT_FOUND_STATUS:
+                raise BotCommandError(f"the bot's command cannot run in the image ({status})")
+            raise SandboxError(f"the container ended before opening its pipes ({status})")
+        self.stdin_fd = self._pipes.stdin_fd
 
     # -- threads -----------------------------------------------------------------------------
-    def _pump(self) -> None:
-        """Copy the container's output into the two pipes until the stream ends.
-
-        Once the runner has closed its ends, output is still read and dropped: the engine does
-        not let a container finish while its output stream is blocked.
-        """
-        splitter = FrameSplitter()
-        targets = {1: self._out_w, 2: self._err_w}
-        try:
-            while (data := self._recv()) is not None:
-                for stream, payload in splitter.feed(data):
-                    _write_quietly(targets.get(stream, self._err_w), payload)
-        except OSError:
-            pass  # the socket was closed under us: the process is being closed
-        finally:
-            for fd in (self._out_w, self._err_w):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-
-    def _recv(self) -> bytes | None:
-        # The runner makes its stdin fd (a dup of this socket) non-blocking, which this shares.
-        while True:
-            select.select([self._sock_fd], [], [])
-            try:
-                data = os.read(self._sock_fd, 65536)
-            except BlockingIOError:
-                continue
-            return data or None
-
     def _await_exit(self) -> None:
         try:
             status = self._api.wait(self.container, timeout=None)
@@ -271,11 +350,24 @@ class DockerProcess(BotProcess):
     def kill(self) -> None:
         if self._ended.is_set():
             return
+        # A bot that has just ended (its stdout has no writer left) is not killed: its end
+        # reaches the referee through the pipe before the engine reports it, and a kill in
+        # between would hide how it ended (a CPU limit, a crash) behind "killed".
+        if self._stdout_hung_up() and self._ended.wait(ENDING_GRACE_S):
+            return
         self._kill_frozen()
         self._killed = True
         with contextlib.suppress(Exception):
             self._api.kill(self.container)
         self._ended.wait(STOP_TIMEOUT_S)
+
+    def _stdout_hung_up(self) -> bool:
+        """True if nothing in the container holds the bot's stdout open any more."""
+        if self._watch_fd < 0:
+            return False
+        watcher = select.poll()
+        watcher.register(self._watch_fd, select.POLLIN)
+        return any(events & select.POLLHUP for _, events in watcher.poll(0))
 
     def usage(self) -> Usage:
         if self._final is not None:
@@ -351,11 +443,13 @@ class DockerProcess(BotProcess):
     def close(self) -> None:
         if self._final is not None:
             return
-        # Closing our ends first unblocks the reader thread, which then drains and drops.
-        for fd in (self.stdout_fd, self.stderr_fd):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        for fd in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
         self.kill()
+        os.close(self._watch_fd)
+        self._watch_fd = -1
         self._final = self.usage()
         with contextlib.suppress(Exception):
             self._api.remove_container(self.container, force=True, v=True)
@@ -363,23 +457,7 @@ class DockerProcess(BotProcess):
             self._freezer.close()
         if self._account is not None:
             self._account.remove()
-        with contextlib.suppress(OSError):
-            os.close(self.stdin_fd)
-        with contextlib.suppress(Exception):
-            self._sock.close()
-        with contextlib.suppress(Exception):
-            self._response.close()
-        self._reader.join(2.0)
-
-
-def _write_quietly(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to a pipe; drop it if the reading end is gone."""
-    view = memoryview(data)
-    try:
-        while view:
-            view = view[os.write(fd, view) :]
-    except (BrokenPipeError, OSError):
-        pass
+        self._pipes.remove()
 
 
 @dataclass(frozen=True)
@@ -410,6 +488,7 @@ class DockerSandbox(Sandbox):
         """True if each container gets a parent cgroup that measures its CPU time here."""
         if self.accounts:
             sweep_stale(root_name=ACCOUNT_ROOT)  # parents of containers of referees that died
+        sweep_stale_pipes()
 
     @classmethod
     def available(cls) -> str | None:
@@ -439,24 +518,29 @@ class DockerSandbox(Sandbox):
         writable_bot_dir: bool = False,
     ) -> BotProcess:
         bot_dir = bot_folder(bot_dir)
+        pipes = PipeFolder(UID_BASE + slot)
         account = ContainerAccount() if self.accounts else None
         placement = _Placement(slot, cpu, account, writable_bot_dir)
         try:
-            container = self._create(bot_dir, command, limits, env, placement)
-        except SandboxError:
-            raise
+            container = self._create(bot_dir, command, limits, env, placement, pipes.path)
         except Exception as exc:
+            for fd in (pipes.stdout_fd, pipes.stderr_fd):
+                os.close(fd)
+            pipes.remove()
+            if account is not None:
+                account.remove()
+            if isinstance(exc, SandboxError):
+                raise
             raise SandboxError(f"could not create a container: {exc}") from exc
+        process = DockerProcess(self.api, container, pipes, account)
         try:
-            process = self._attach(container, account)
             process.start()
             if self.use_freeze:
                 process.attach_freezer()
         except Exception as exc:
-            with contextlib.suppress(Exception):
-                self.api.remove_container(container, force=True)
-            if account is not None:
-                account.remove()
+            process.close()
+            if isinstance(exc, SandboxError):
+                raise
             raise _start_error(exc) from exc
         return process
 
@@ -467,13 +551,14 @@ class DockerSandbox(Sandbox):
         limits: Limits,
         env: Mapping[str, str] | None,
         placement: _Placement,
+        pipe_dir: Path,
     ) -> str:
         slot, cpu, account = placement.slot, placement.cpu, placement.account
         parent = account.cgroup_parent if account is not None else None
         created = self.api.create_container(
             self.image,
-            command=container_command(command),
-            stdin_open=True,
+            command=shim_command(command),
+            stdin_open=False,
             tty=False,
             user=bot_user(slot),
             working_dir="/bot",
@@ -481,7 +566,7 @@ class DockerSandbox(Sandbox):
             labels={LABEL: str(slot)},
             network_disabled=True,
             host_config=host_config(
-                self.api, bot_dir, limits, cpu, parent, writable=placement.writable
+                self.api, bot_dir, limits, cpu, parent, placement.writable, pipe_dir
             ),
         )
         container: str = created["Id"]
@@ -489,12 +574,6 @@ class DockerSandbox(Sandbox):
 
     def writer_uid(self, slot: int) -> int | None:
         return UID_BASE + slot
-
-    def _attach(self, container: str, account: ContainerAccount | None) -> DockerProcess:
-        params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
-        response = self.api.attach_socket(container, params=params)
-        sock = getattr(response, "_sock", response)
-        return DockerProcess(self.api, container, response, sock, account)
 
     def enforced(self, limits: Limits) -> dict[str, bool]:
         return {

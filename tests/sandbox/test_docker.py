@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,6 @@ from sandbox.cgroups import find_hierarchies
 from sandbox.docker import (
     LABEL,
     DockerSandbox,
-    FrameSplitter,
     bot_user,
     container_command,
 )
@@ -38,20 +36,6 @@ for line in sys.stdin:
     sys.stdout.write(line)
     sys.stdout.flush()
 """
-
-
-def frame(stream: int, payload: bytes) -> bytes:
-    return struct.pack(">BxxxL", stream, len(payload)) + payload
-
-
-def test_frames_split_across_reads() -> None:
-    data = frame(1, b"hello\n") + frame(2, b"oops") + frame(1, b"x" * 70000)
-    splitter = FrameSplitter()
-    got = []
-    for i in range(0, len(data), 5):
-        got += splitter.feed(data[i : i + 5])
-    assert got == [(1, b"hello\n"), (2, b"oops"), (1, b"x" * 70000)]
-    assert splitter.buffer == bytearray()
 
 
 def test_command_and_environment_for_the_image() -> None:
