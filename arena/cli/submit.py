@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import math
-import os
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
+from arena import checking
 from arena.bots import ManifestError, load_bot
 from arena.cli.remote import ServerError, get_json, multipart, request, server_url, token_of
 from arena.termtext import clean, echo
@@ -50,20 +48,8 @@ def register(subparsers: Any) -> None:
 
 
 def pack(folder: Path) -> bytes:
-    """A zip of the bot folder: hidden files and caches left out, the same bytes every time."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(folder.rglob("*")):
-            rel = path.relative_to(folder)
-            if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-                continue
-            if path.is_file() and not path.is_symlink():
-                info = zipfile.ZipInfo(rel.as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
-                mode = 0o100755 if os.access(path, os.X_OK) else 0o100644
-                info.external_attr = mode << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, path.read_bytes())
-    return buffer.getvalue()
+    """A zip of the bot folder, as the server's own stages pack one (``arena.checking``)."""
+    return checking.pack(folder)
 
 
 def upload(server: str, token: str, name: str, data: bytes) -> dict[str, Any]:

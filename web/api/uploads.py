@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import IO
 
-from arena.bots import MANIFEST, BotManifest, ManifestError, load_bot
+from arena.checking import check_manifest
 from web.extensions import db
 from web.models import BotVersion, User
 from web.services import bots
@@ -43,19 +41,6 @@ def manifest_text(data: bytes, manifest: str | None) -> str:
             "not a zip or tar.gz archive; to upload a single source file, give its manifest too"
         )
     return read_manifest(data, bots.unpack_limits())
-
-
-def check_manifest(text: str) -> BotManifest:
-    """Parse and check manifest text the way the engine will; ``UploadError`` if it is wrong."""
-    with tempfile.TemporaryDirectory(prefix="manifest-") as folder:
-        (Path(folder) / MANIFEST).write_text(text, encoding="utf-8")
-        try:
-            return load_bot(folder)
-        except ManifestError as exc:
-            message = str(exc)
-            for path in (str(Path(folder).resolve()), folder):
-                message = message.replace(path + "/", "").replace(path, "the bot folder")
-            raise UploadError(message) from None
 
 
 def accept(owner: User, data: bytes, filename: str, manifest: str | None) -> BotVersion:
