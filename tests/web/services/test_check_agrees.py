@@ -5,6 +5,8 @@ validation match; and a validation match decides the same way on both sides."""
 
 from __future__ import annotations
 
+import re
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,24 +65,35 @@ def test_the_cheap_stages_agree_with_the_upload_path(pg_app: Flask, fixture: str
 
 
 @pytest.mark.parametrize(
-    ("fixture", "accepted"),
-    [("python/svoi-kozyri-random", True), ("broken/crash-mid-match", False)],
+    ("fixture", "game", "accepted"),
+    [
+        ("python/kozyr-boys-random", "kozyr-boys", True),
+        ("broken/crash-mid-match", "challenge", False),
+    ],
 )
 def test_the_validation_match_agrees_with_the_upload_path(
-    pg_app: Flask, fixture: str, accepted: bool
+    pg_app: Flask, shared_tmp: Path, fixture: str, game: str, accepted: bool
 ) -> None:
+    """Short settings: a short game, one second a move."""
     require_bwrap()
     pg_app.config.update(SELFTEST_TIMEOUT=10.0, MOVE_TIMEOUT=1.0, TIME_BANK=3.0)
-    sample_version("python/svoi-kozyri-random")
-    folder = SAMPLES / fixture
-    version = server_verdict(folder)
-    assert version.status == VersionStatus.VALIDATING, version.error
-    match_id = db.session.scalar(select(Match.id).where(Match.kind == MatchKind.VALIDATION))
-    assert match_id is not None
-    assert play.play_match(match_id) == "finished"
+    sample_version(f"python/{game}-random")
+    folder = shared_tmp / "bot"
+    shutil.copytree(SAMPLES / fixture, folder)
+    manifest = folder / "bot.toml"
+    manifest.write_text(re.sub(r"(?m)^games = .*$", f'games = ["{game}"]', manifest.read_text()))
+    settings = Settings(selftest_timeout=10.0, move_s=1.0, bank_s=3.0)
+    with ThreadPoolExecutor(1) as pool:
+        checked = pool.submit(check_folder, folder, settings)
+        version = server_verdict(folder)
+        assert version.status == VersionStatus.VALIDATING, version.error
+        match_id = db.session.scalar(select(Match.id).where(Match.kind == MatchKind.VALIDATION))
+        assert match_id is not None
+        assert play.play_match(match_id) == "finished"
+        local = checked.result()
     db.session.expire_all()
     server = db.session.get(BotVersion, version.id)
     assert server is not None
-    local = check_folder(folder, Settings(selftest_timeout=10.0, move_s=1.0, bank_s=3.0))
     assert (server.status == VersionStatus.ACTIVE) is accepted is local.accepted
     assert server.error == local.error
+    assert "validation match" in local.validation_log
