@@ -69,10 +69,16 @@ def check_manifest(text: str) -> BotManifest:
         try:
             return load_bot(folder)
         except ManifestError as exc:
-            message = str(exc)
-            for path in (str(Path(folder).resolve()), folder):
-                message = message.replace(path + "/", "").replace(path, "the bot folder")
-            raise UploadError(message) from None
+
+            def scrub(message: str) -> str:
+                for path in (str(Path(folder).resolve()), folder):
+                    message = message.replace(path + "/", "").replace(path, "the bot folder")
+                return message
+
+            several = (
+                [scrub(problem) for problem in exc.problems] if len(exc.problems) > 1 else None
+            )
+            raise UploadError(scrub(str(exc)), several) from None
 
 
 def bot_root(scratch: Path) -> Path:

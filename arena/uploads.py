@@ -45,7 +45,13 @@ READ_ERRORS = (
 
 
 class UploadError(ValueError):
-    """The upload cannot be accepted; the message says why, for the bot's owner."""
+    """The upload cannot be accepted; the message says why, for the bot's owner.
+
+    ``problems`` lists each problem on its own (a manifest may have several)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems: list[str] = problems if problems else [message]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from arena import checking
 from arena.bots import ManifestError, load_bot
 from arena.cli.remote import ServerError, get_json, multipart, request, server_url, token_of
 from arena.termtext import clean, echo
+from arena.uploads import MAX_UPLOAD_BYTES
 
 SETTLED = frozenset({"active", "rejected", "retired"})
 DEFAULT_WAIT_S = 300.0
@@ -55,9 +56,19 @@ def pack(folder: Path) -> bytes:
 def upload(server: str, token: str, name: str, data: bytes) -> dict[str, Any]:
     """Send the archive; the new version as the server describes it."""
     body, content_type = multipart({}, {"file": (f"{name}.zip", data)})
-    answer = request(
-        server, "/uploads", token=token, body=body, content_type=content_type, timeout=120
-    )
+    try:
+        answer = request(
+            server, "/uploads", token=token, body=body, content_type=content_type, timeout=120
+        )
+    except ServerError as exc:
+        cut = any(word in str(exc) for word in ("Broken pipe", "reset by peer"))
+        if exc.status is None and cut:
+            raise ServerError(
+                f"{exc}: the server closed the connection while the upload "
+                f"({checking.mib(len(data))}) was sent; it refuses uploads over its size "
+                "limit without reading them"
+            ) from None
+        raise
     version: dict[str, Any] = json.loads(answer)["data"]
     return version
 
@@ -127,10 +138,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena submit: {clean(exc)}", file=sys.stderr)
         return 2
     server = server_url(args.server)
+    data = pack(args.bot_dir)
+    if len(data) > MAX_UPLOAD_BYTES:
+        refusal = checking.size_refusal(len(data), MAX_UPLOAD_BYTES)
+        print(f"arena submit: not sent: {refusal} (packed, as zip)", file=sys.stderr)
+        return 1
     try:
-        version = upload(server, token, manifest.name, pack(args.bot_dir))
+        version = upload(server, token, manifest.name, data)
         number, key = clean(version["number"]), clean(version["id"])
         print(f"uploaded {manifest.name} version {number} (id {key})")
+        print(f"bot page: {server}/bots/{clean(version['bot_id'])}", flush=True)
         if args.wait > 0 and version["status"] not in SETTLED:
             version = wait_for(server, token, version, args.wait)
     except ServerError as exc:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import IO
 
-from arena.checking import check_manifest
+from flask import current_app
+
+from arena.checking import check_manifest, mib, size_refusal
 from web.extensions import db
 from web.models import BotVersion, User
 from web.services import bots
@@ -41,6 +43,15 @@ def manifest_text(data: bytes, manifest: str | None) -> str:
             "not a zip or tar.gz archive; to upload a single source file, give its manifest too"
         )
     return read_manifest(data, bots.unpack_limits())
+
+
+def too_large(size: int | None) -> str:
+    """The refusal of an upload over ``MAX_CONTENT_LENGTH``, naming the limit (and the size,
+    when the request said it)."""
+    limit = int(current_app.config["MAX_CONTENT_LENGTH"])
+    if size is not None and size > limit:
+        return size_refusal(size, limit)
+    return f"the upload is larger than the limit of {mib(limit)}"
 
 
 def accept(owner: User, data: bytes, filename: str, manifest: str | None) -> BotVersion:
