@@ -61,6 +61,8 @@ CLAIMS = {
         "repeat this match:",
     ],
     "arena verify first.json": ["first.json: OK"],
+    "arena check ./my-bot": ["status: active (the server would accept this bot)"],
+    "arena check sample_bots": ["validation match: status ok"],
     "arena match --repeat first.json": ["repeating first.json: seats were 0: svoi-kozyri-greedy"],
     "arena tournament svoi-kozyri": ["Standings", "svoi-kozyri-heuristic"],
     # docs/bots.md's strength table: 31 first places of 60, mean places 1.63, 2.05 and 2.32
