@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
         version = upload(server, token, manifest.name, data)
         number, key = clean(version["number"]), clean(version["id"])
         print(f"uploaded {manifest.name} version {number} (id {key})")
-        print(f"bot page: {server}/bots/{clean(version['bot_id'])}", flush=True)
+        if version.get("bot_id") is not None:
+            print(f"bot page: {server}/bots/{clean(version['bot_id'])}", flush=True)
         if args.wait > 0 and version["status"] not in SETTLED:
             version = wait_for(server, token, version, args.wait)
     except ServerError as exc:
