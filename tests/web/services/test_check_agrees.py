@@ -22,7 +22,15 @@ from web.services import bots, lifecycle, play, users
 
 pytestmark = pytest.mark.services
 
-SELFTEST_S = 2.0
+SELFTEST_S = 3.0
+
+
+def without_hint(error: str | None) -> str | None:
+    """The refusal without its " (hint: ...)": whether a bot attacking its machine (a memory hog,
+    say) answered before the self-test's time ran out is a matter of timing, not of code."""
+    return error.split(" (hint: ")[0] if error else error
+
+
 FIXTURES = sorted(
     p.parent.relative_to(SAMPLES).as_posix()
     for kind in ("broken", "hostile")
@@ -59,7 +67,7 @@ def test_the_cheap_stages_agree_with_the_upload_path(pg_app: Flask, fixture: str
         server = server_verdict(folder)
         local = checked.result()
     assert str(server.status) == local.status, (server.error, local.error)
-    assert server.error == local.error
+    assert without_hint(server.error) == without_hint(local.error)
     if server.status == VersionStatus.REJECTED:
         assert "FAILED" in local.validation_log or local.stage != "self-test"
 
