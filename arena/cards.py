@@ -47,6 +47,10 @@ def to_str(card: Card) -> str:
     return RANKS[(card & 15) - 5] + SUITS[card >> 4]
 
 
+NAMES = tuple(RANKS[(c & 15) - 5] + SUITS[c >> 4] if 5 <= c & 15 <= ACE else "" for c in range(64))
+"""``NAMES[card]`` is ``to_str(card)`` for every card, looked up rather than built."""
+
+
 def pretty(card: Card) -> str:
     """``"T♥"`` for the ten of hearts: for terminals and pages, never for the wire."""
     return RANKS[(card & 15) - 5] + SUIT_SYMBOLS[card >> 4]
@@ -88,8 +92,17 @@ def lowest_rank(size: int) -> int:
 
 def pack(size: int = 36) -> list[Card]:
     """A full pack in a fixed order (suit by suit, low to high): shuffle it with a seeded RNG."""
-    low = lowest_rank(size)
-    return [make(rank, suit) for suit in range(4) for rank in range(low, ACE + 1)]
+    packed = _PACKS.get(size)
+    if packed is None:
+        low = lowest_rank(size)
+        packed = _PACKS[size] = tuple(
+            make(rank, suit) for suit in range(4) for rank in range(low, ACE + 1)
+        )
+    return list(packed)
+
+
+_PACKS: dict[int, tuple[Card, ...]] = {}
+"""Each pack size's order, built once: every deal starts from a fresh copy."""
 
 
 def mask(cards: Iterable[Card]) -> int:

@@ -10,11 +10,11 @@ match, as do a crash or an init failure at once. A forfeited seat's process is k
 turns are played with the default action, and it is ranked last.
 
 Freezing rule: a bot's processes are frozen (``BotProcess.freeze``) from the moment its ``ready``
-or its answer arrives until just before its next request is written, so no bot runs on another
-one's time; all are thawed at the match's end to read ``shutdown``. A move ends only when the
-bot has really stopped: the time until then is on its clock, and a bot still running
-``FREEZE_WAIT_S`` after its answer (a long system call begun just before it) gets a strike as
-for a timeout, though its move stands.
+or its answer arrives until its next request has been written (it finds the request waiting as
+it thaws), so no bot runs on another one's time; all are thawed at the match's end to read
+``shutdown``. A move ends only when the bot has really stopped: the time until then is on its
+clock, and a bot still running ``FREEZE_WAIT_S`` after its answer (a long system call begun just
+before it) gets a strike as for a timeout, though its move stands.
 
 ``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
 """
@@ -22,6 +22,7 @@ for a timeout, though its move stands.
 from __future__ import annotations
 
 import enum
+import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -69,6 +70,9 @@ FREEZE_WAIT_S = 1.0
 WAIT_FOR_FREEZE = True
 """False only in tests, to show what the wait closes: the next seat then moves while the last
 one may still run on the match's core."""
+WRITE_BEFORE_THAW = True
+"""False only in ``bench/protocol.py``, to measure what writing a request before the thaw
+saves (the bot then wakes from the freezer and blocks again on its empty stdin)."""
 
 
 class SeatStatus(enum.StrEnum):
@@ -240,6 +244,7 @@ class Referee:
             return
         sink = self.transcripts.get(seat.index)
         seat.conn = Connection(process, transcript=Transcript(sink) if sink else None)
+        seat.conn.apart = cpu is not None and cpu not in os.sched_getaffinity(0)
         hello = Hello(
             game=self.game.name,
             players=self.game.players,
@@ -361,10 +366,21 @@ class Referee:
             move_ms=round(self.tc.move_s * 1000),
             delta=feed.mode == DELTA,
         ))  # fmt: skip
-        seat.conn.thaw()  # frozen since its last answer; thawing is not on its clock
-        started = time.perf_counter()  # the bot's clock starts once its request is ready
+        # Written while the bot is still frozen: it finds the request waiting as it thaws, so
+        # its wake-up from the freezer and its read are one. The bot's clock starts once its
+        # request is ready, as ever (the write is on it), and the thaw is not on it.
+        if WRITE_BEFORE_THAW:
+            ready = time.perf_counter()
+            sent = seat.conn.send(request)
+            thawing = time.perf_counter()
+            seat.conn.thaw()
+            started = ready + (time.perf_counter() - thawing)
+        else:
+            seat.conn.thaw()
+            started = time.perf_counter()
+            sent = seat.conn.send(request)
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
-        reply, status, message = self._exchange(seat, request, deadline)
+        reply, status, message = self._exchange(seat, sent, deadline)
         elapsed = time.perf_counter() - started
         seat.conn.freeze()  # not its turn any more (answer, timeout or failure alike)
         self._charge(seat, elapsed)
@@ -430,12 +446,13 @@ class Referee:
         seat.bank_s = max(0.0, seat.bank_s - over)
 
     def _exchange(
-        self, seat: Seat, request: bytes, deadline: float | None
+        self, seat: Seat, sent: bool, deadline: float | None
     ) -> tuple[ActionReply | None, SeatStatus, str | None]:
-        """Send a request and wait for its answer; stale answers to older requests are skipped."""
+        """Wait for the answer to the request just sent (``sent``: whether the bot could take
+        it); stale answers to older requests are skipped."""
         conn = seat.conn
         assert conn is not None
-        if not conn.send(request):
+        if not sent:
             if conn.stalled:
                 unread = f"{len(conn.outbox)} bytes of earlier messages still unread"
                 return None, SeatStatus.TIMEOUT, f"does not read its input ({unread})"

@@ -57,7 +57,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 
 SAMPLES = ROOT / "sample_bots"
-QUEUES = "default,validate,urgent,matches"
+QUEUES = "default,validate,urgent,challenges,matches"
 
 
 def parse_args() -> argparse.Namespace:

@@ -16,7 +16,11 @@ Freezing: the same match is also played under bubblewrap (where bots are frozen 
 turns, and each move ends only once the bot has really stopped, as in production) and under
 bubblewrap with freezing off, in alternate passes; the whole per-move time of each, and
 ``freeze_ratio=<with freezing / without>`` (the median over rounds of each round's ratio of
-medians), measure what freezing costs a move. ``--no-bwrap`` skips it. Each seat runs on a
+medians), measure what freezing costs a move. Two more frozen passes split that cost:
+``thaw_first_ratio``, the request written only after the thaw (as the referee once did), and
+``no_wait_ratio``, the next seat thawed without waiting for the last bot to be really frozen
+(``arena.referee.WRITE_BEFORE_THAW`` and ``WAIT_FOR_FREEZE`` switched off for that pass).
+``--no-bwrap`` skips it. Each seat runs on a
 core of its own where there are enough (as in production); ``--shared-core`` puts every seat
 on one core, as on a host with fewer cores than seats.
 
@@ -54,6 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import arena.referee  # noqa: E402
 from arena.bots import load_bot  # noqa: E402
 from arena.feed import ObservationFeed  # noqa: E402
 from arena.games import make_game  # noqa: E402
@@ -246,9 +251,12 @@ def main() -> None:
                 for key, values in passes.items():
                     figures.setdefault(f"{mode} {key}", []).append(values)
             for key, box in boxes.items():
+                arena.referee.WRITE_BEFORE_THAW = key != "bwrap-thaw-first"
+                arena.referee.WAIT_FOR_FREEZE = key != "bwrap-no-wait"
                 figures.setdefault(key, []).append(
                     runner_pass(game, args.seed, bots[FULL], not args.no_pin, box)[0]
                 )
+            arena.referee.WRITE_BEFORE_THAW = arena.referee.WAIT_FOR_FREEZE = True
     report(args, cores, figures, sizes, bool(boxes))
 
 
@@ -288,6 +296,11 @@ def report(
     if frozen:
         print(f"{'bwrap, unfrozen, move':24s}median {medians['bwrap'] * 1e6:7.1f} us")
         print(f"{'bwrap, frozen, move':24s}median {medians['bwrap-frozen'] * 1e6:7.1f} us")
+        print(f"{'  thawed, then written':24s}median {medians['bwrap-thaw-first'] * 1e6:7.1f} us")
+        print(f"{'  without the wait':24s}median {medians['bwrap-no-wait'] * 1e6:7.1f} us")
+        for key, name in (("bwrap-thaw-first", "thaw_first"), ("bwrap-no-wait", "no_wait")):
+            variant = round_ratios(figures[key], figures["bwrap"])
+            print(f"{name}_ratio={statistics.median(variant):.2f}")
         freezing = round_ratios(figures["bwrap-frozen"], figures["bwrap"])
         print("freezing per-round ratios " + " ".join(f"{r:.2f}" for r in freezing))
         print(f"freeze_ratio={statistics.median(freezing):.2f}")
@@ -315,7 +328,13 @@ def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
     if reason is not None:
         print(f"# freezing not measured: {reason}")
         return {}
-    return {"bwrap": BwrapSandbox(freeze=False), "bwrap-frozen": BwrapSandbox()}
+    frozen = BwrapSandbox()
+    return {
+        "bwrap": BwrapSandbox(freeze=False),
+        "bwrap-frozen": frozen,
+        "bwrap-thaw-first": frozen,
+        "bwrap-no-wait": frozen,
+    }
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from flask import Flask
 
 from web.services.queue import (
     BUILDS,
+    CHALLENGES,
     DEFAULT,
     LAPSED_TASK,
     MATCH_TASK,
@@ -35,10 +36,11 @@ from web.services.queue import (
 
 log = logging.getLogger(__name__)
 
-ALL_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
+ALL_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE},{URGENT},{CHALLENGES},{MATCHES}"
 """Every queue, in the order a worker that takes them all serves them."""
-MATCH_WORKER_QUEUES = f"{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
-"""What the match workers take: the (short) periodic tasks, validation, placement, the rest."""
+MATCH_WORKER_QUEUES = f"{DEFAULT},{VALIDATE},{URGENT},{CHALLENGES},{MATCHES}"
+"""What the match workers take: the (short) periodic tasks, validation, placement, challenges,
+the rest."""
 RESERVED_WORKER_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE}"
 """What the reserved worker takes: builds, periodic tasks, validation; no ladder match."""
 

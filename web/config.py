@@ -24,6 +24,16 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "DATABASE_URL": f"sqlite:///{var / 'arena.db'}",
         "REDIS_URL": "redis://127.0.0.1:6379/0",
         "STORAGE_DIR": str(var / "storage"),
+        # An object store instead of STORAGE_DIR (s3://bucket/prefix), and how to reach it.
+        "STORAGE_URL": "",
+        "S3_ENDPOINT_URL": "",
+        "S3_REGION": "",
+        "S3_ACCESS_KEY_ID": "",
+        "S3_SECRET_ACCESS_KEY": "",
+        "S3_TIMEOUT": 30.0,
+        # Where a worker keeps the bot files it fetched from the object store, and how much.
+        "CACHE_DIR": str(var / "cache"),
+        "CACHE_MAX_BYTES": 2 * 1024**3,
         "SANDBOX": "bwrap",
         "TRUSTED_SANDBOX": "bwrap",
         "ALLOW_UNSANDBOXED_SAMPLES": False,
@@ -68,6 +78,9 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "SESSION_IDLE_TIMEOUT": 12 * 3600,
         "UPLOAD_RATE_LIMIT": "20 per hour",
         "UPLOAD_REFUSED_RATE_LIMIT": "60 per hour",
+        # Challenges an author may ask for, and the matches one challenge may hold.
+        "CHALLENGE_RATE_LIMIT": "12 per hour",
+        "CHALLENGE_MAX_MATCHES": 12,
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
         "TRUSTED_PROXIES": 0,

@@ -26,6 +26,7 @@ COMMANDS = (
     "submit",
     "check",
     "fetch",
+    "challenge",
     "up",
     "runtimes",
 )

@@ -21,7 +21,6 @@ import errno
 import logging
 import os
 import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from web.engine import InfrastructureError
 from web.extensions import db
 from web.models import Match, MatchStatus, utcnow
+from web.storage import describe
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +82,9 @@ def classify(exc: BaseException) -> Fault:
 
 
 def describe_os_error(exc: OSError) -> str:
-    """``no space left on device (ENOSPC)``: the system's wording, in lower case, and the code."""
-    if exc.errno is None:
-        return str(exc)
-    return f"{os.strerror(exc.errno).lower()} ({errno.errorcode.get(exc.errno, exc.errno)})"
+    """``no space left on device (ENOSPC)``: the system's wording, in lower case, and the code;
+    for an object store, what it answered (``web.storage.describe``)."""
+    return describe(exc)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -174,21 +173,6 @@ def waiting_for_storage(waiting: bool, due: datetime | None, error: str | None) 
     backoff ends; its error) waits out a storage fault's backoff: its message comes every
     ``STORAGE_PROBE_EVERY`` s to look at the storage."""
     return waiting and due is not None and due > utcnow() and STORAGE_WAIT in (error or "")
-
-
-def storage_answers(root: Path) -> bool:
-    """Whether a small file can be written to the storage folder ``root`` (and removed)."""
-    probe = root / f".probe-{os.getpid()}-{threading.get_ident()}"
-    try:
-        with probe.open("wb") as fh:
-            fh.write(b"\0" * 4096)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except OSError:
-        return False
-    finally:
-        probe.unlink(missing_ok=True)
-    return True
 
 
 def worker_host() -> str:

@@ -31,6 +31,7 @@ from web.models import (
 from web.services import attempts, sealing
 from web.services.placement import placement_left
 from web.services.queue import (
+    CHALLENGES,
     MATCHES,
     URGENT,
     VALIDATE,
@@ -61,15 +62,18 @@ def create_match(
     mirror_group: str | None = None,
     rated: bool = True,
     urgent: bool | None = None,
+    challenge_id: int | None = None,
 ) -> Match:
     """Add a queued match (seat k gets ``versions[k]``); it is sent to a worker after commit.
 
-    ``urgent`` (placement) matches go ahead of ordinary ones; validation matches go first.
+    ``urgent`` (placement) matches go ahead of ordinary ones, challenges next; validation
+    matches go first.
     """
     match = Match(
         kind=kind,
         ladder_id=ladder_id,
         tournament_id=tournament_id,
+        challenge_id=challenge_id,
         game_config=dict(game_config),
         seed=new_seed() if seed is None else seed,
         mirror_group=mirror_group,
@@ -82,6 +86,8 @@ def create_match(
     db.session.flush()
     if kind == MatchKind.VALIDATION:
         send_match_after_commit(match.id, queue=VALIDATE)
+    elif kind == MatchKind.CHALLENGE:
+        send_match_after_commit(match.id, queue=CHALLENGES)
     else:
         send_match_after_commit(match.id, queue=URGENT if urgent else MATCHES)
     return match
@@ -89,9 +95,11 @@ def create_match(
 
 def match_queue(match: Match) -> str:
     """The queue ``match`` goes to: validation first, then ladder matches with a version still
-    playing its placement matches, then the rest."""
+    playing its placement matches, then challenges, then the rest."""
     if match.kind == MatchKind.VALIDATION:
         return VALIDATE
+    if match.kind == MatchKind.CHALLENGE:
+        return CHALLENGES
     if match.kind != MatchKind.LADDER:
         return MATCHES
     versions = [db.session.get(BotVersion, seat.bot_version_id) for seat in match.seats]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from pathlib import Path
+from contextlib import ExitStack
 from typing import Any
 
 import orjson
@@ -39,7 +39,7 @@ from web.services.queue import MATCHES, send_match
 # ladders (ladder matches), the tournaments (tournament matches) and the bot lifecycle
 # (validation matches) register at import.
 from web.services import ladders, lifecycle, tournaments  # noqa: F401  isort: skip
-from web.storage import get_storage, write_atomic
+from web.storage import describe, get_storage
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +67,14 @@ def play_match(match_id: int, *, redelivered: bool = False) -> str:
     live: LiveReplay | None = None
     with LeaseKeeper(match_id, attempt, lease):
         try:
-            seats = _seat_specs(match_id)
-            match = db.session.get(Match, match_id)
-            assert match is not None
-            config, seed = dict(match.game_config), match.seed
-            db.session.rollback()
-            live = LiveReplay(match_id, attempt, config, seed, seats)
-            outcome = engine.run(config, seats, seed, on_step=live.on_step)
+            with ExitStack() as files:  # the bots' files stay in place until the match ends
+                seats = _seat_specs(match_id, files)
+                match = db.session.get(Match, match_id)
+                assert match is not None
+                config, seed = dict(match.game_config), match.seed
+                db.session.rollback()
+                live = LiveReplay(match_id, attempt, config, seed, seats)
+                outcome = engine.run(config, seats, seed, on_step=live.on_step)
             replay_rel = _store_replay(outcome.replay)
         except Exception as exc:  # the match could not be played: give the claim back
             return _give_back(match_id, attempt, exc, live)
@@ -157,7 +158,7 @@ def _still_waiting_for_storage(match_id: int) -> str | None:
     due = (match.queued_at - utcnow()).total_seconds()
     queue = matches.match_queue(match)
     db.session.rollback()
-    if attempts.storage_answers(get_storage().root):
+    if get_storage().answers():
         return None
     send_match(match_id, queue=queue, countdown=min(due, attempts.STORAGE_PROBE_EVERY))
     return "waiting for the storage to answer"
@@ -186,24 +187,27 @@ def _give_back(match_id: int, attempt: int, exc: Exception, live: LiveReplay | N
     return f"attempt {attempt} failed: {fault.message} (now {status})"
 
 
-def _seat_specs(match_id: int) -> list[engine.SeatSpec]:
+def _seat_specs(match_id: int, files: ExitStack) -> list[engine.SeatSpec]:
+    """The seats of the match, each bot's files checked out for as long as ``files`` lasts."""
     storage = get_storage()
     seats = db.session.scalars(
         select(MatchSeat).where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)
     ).all()
+    rows = [(s.bot_version_id, s.bot.name, str(s.version.number), s.version.trusted) for s in seats]
+    db.session.rollback()  # no transaction stays open while the files are fetched
     return [
         engine.SeatSpec(
-            bot_dir=storage.bot_dir(seat.bot_version_id),
-            name=seat.bot.name,
-            version=str(seat.version.number),
-            trusted=seat.version.trusted,
+            bot_dir=files.enter_context(storage.checkout(version_id)),
+            name=name,
+            version=number,
+            trusted=trusted,
         )
-        for seat in seats
+        for version_id, name, number, trusted in rows
     ]
 
 
 class LiveReplay:
-    """The replay of a running match so far, kept at ``replays/live/<match id>.json``.
+    """The replay of a running match so far, kept in the storage at ``replays/live/<id>.json``.
 
     The file holds everything the finished replay will (seed and actions included, minus
     result, outcome and hash) and is marked ``"partial": true``; it is only ever served through
@@ -225,7 +229,7 @@ class LiveReplay:
         self.seats = [{"name": s.name, "kind": "bot", "version": s.version} for s in seats]
         self.steps: list[dict[str, Any]] = []
         self.relative = f"replays/live/{match_id}.json"
-        self.path = get_storage().resolve(self.relative)
+        self.storage = get_storage()
         self.app = current_app._get_current_object()  # type: ignore[attr-defined]
         self.game: dict[str, Any] | None = None
         self.pointed = False
@@ -265,7 +269,7 @@ class LiveReplay:
 
     def write(self) -> None:
         """Replace the live file; point the match row at it after the first write."""
-        write_atomic(self.path, orjson.dumps(self.document()))
+        self.storage.put(self.relative, orjson.dumps(self.document()))
         if not self.pointed:
             self.pointed = True
             with self.app.app_context():
@@ -275,7 +279,7 @@ class LiveReplay:
         """The attempt failed: unpoint the row (while this claim holds it) and remove the file."""
         try:
             if self.pointed and _point_at(self.match_id, self.attempt, None, self.relative):
-                _remove(self.path)
+                self._remove()
         except Exception:  # giving the claim back matters more; the reaper sees to the rest
             db.session.rollback()
             log.exception("match %s: the live replay could not be withdrawn", self.match_id)
@@ -294,7 +298,13 @@ class LiveReplay:
             log.exception("match %s: the live replay was left in place", self.match_id)
             return
         if current != self.relative:
-            _remove(self.path)
+            self._remove()
+
+    def _remove(self) -> None:
+        try:
+            self.storage.delete(self.relative)
+        except OSError as exc:  # a stale live file is harmless; the finished match must stand
+            log.warning("could not remove the live replay %s: %s", self.relative, exc)
 
 
 def _point_at(match_id: int, attempt: int, relative: str | None, was: str | None = None) -> bool:
@@ -317,24 +327,15 @@ def _point_at(match_id: int, attempt: int, relative: str | None, was: str | None
     return held
 
 
-def _remove(path: Path) -> None:
-    try:
-        path.unlink(missing_ok=True)
-    except OSError as exc:  # a stale live file is harmless; the finished match must stand
-        log.warning("could not remove the live replay %s: %s", path, exc)
-
-
 def _store_replay(replay: dict[str, Any]) -> str:
     storage = get_storage()
     data = orjson.dumps(replay, option=orjson.OPT_SORT_KEYS)
     try:
-        path = storage.put_replay(data)
+        return storage.put_replay(data)
     except OSError as exc:
         raise attempts.StorageError(
-            f"could not write the replay to the storage folder {storage.root}: "
-            f"{attempts.describe_os_error(exc)}"
+            f"could not write the replay to {storage.where()}: {describe(exc)}"
         ) from exc
-    return storage.relative(path)
 
 
 def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: str) -> bool:
@@ -400,7 +401,8 @@ def _record_seats(match: Match, outcome: engine.Outcome) -> None:
         seat.score = outcome.scores[k] if k < len(outcome.scores) else None
         seat.strikes = outcome.strikes[k]
         seat.cpu_seconds = outcome.cpu_seconds[k]
-        _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
+        if match.kind != MatchKind.CHALLENGE:  # an author's test run: it pauses no bot
+            _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
 
 
 def _count_failure(bot: Bot, status: str, forfeited: bool, match_id: int, limit: int) -> None:

@@ -1,11 +1,12 @@
 """Sending work to the workers, only once the rows it refers to are committed.
 
-Five queues, consumed in this order of priority by the workers that take them:
+Six queues, consumed in this order of priority by the workers that take them:
 
 - ``builds``: building and self-testing uploaded versions (a worker slot is reserved for it);
 - ``default``: the periodic scheduler and reaper (short, at most one message of each);
 - ``validate``: validation matches (the reserved slot plays them too);
 - ``urgent``: the placement matches of newly active versions;
+- ``challenges``: unrated matches an author asked for (``web.services.challenges``);
 - ``matches``: ordinary ladder and tournament matches.
 
 Each match message carries the match id in its task id (``match-<id>-<nonce>``), so the reaper
@@ -171,7 +172,8 @@ def _send(
 
 
 BUILDS, DEFAULT, VALIDATE, URGENT, MATCHES = "builds", "default", "validate", "urgent", "matches"
-MATCH_QUEUES = (VALIDATE, URGENT, MATCHES)
+CHALLENGES = "challenges"
+MATCH_QUEUES = (VALIDATE, URGENT, CHALLENGES, MATCHES)
 MATCH_TASK = "web.tasks.run_match"
 PREPARE_TASK = "web.tasks.prepare_version"
 SCHEDULE_TASK = "web.tasks.schedule_ladders"

@@ -26,6 +26,7 @@ from arena.games.base import (
     State,
     deal_rng,
     ranking_from_scores,
+    shuffle,
 )
 from arena.games.beating import (
     CHOOSE,
@@ -245,7 +246,7 @@ class ChallengeState(BeatingState):
     def _deal(self) -> None:
         """Deal mirrored hands; both deals of a pair use the same shuffle."""
         deck = cards.pack(self.game.pack_size)
-        deal_rng(self.seed, self._index - self._index % 2).shuffle(deck)
+        shuffle(deal_rng(self.seed, self._index - self._index % 2), deck)
         dealer_hand, opponent_hand = mirrored_deal(deck, self._suits)
         self._hands[self._dealer] = dealer_hand
         self._hands[1 - self._dealer] = opponent_hand
