@@ -46,6 +46,9 @@ SKIPPED = {
     "arena play svoi-kozyri --human": "waits for a person at the keyboard: "
     "tests/arena/cli/test_human.py plays it through a pseudo-terminal",
     "source .venv/bin/activate": "the test puts .venv/bin on PATH itself",
+    "arena check sample_bots/": "the README's example of what docs/bots.md runs as "
+    "`arena check ./my-bot` (every stage, a validation match included); the fixtures' "
+    "verdicts are tests/web/services/test_check_agrees.py",
 }
 """Commands not run, by the start of their text (``.venv/bin/`` removed), with the reason."""
 
@@ -63,6 +66,7 @@ CLAIMS = {
         "repeat this match:",
     ],
     "arena verify first.json": ["first.json: OK"],
+    "arena check ./my-bot": ["status: active (the server would accept this bot)"],
     "arena match --repeat first.json": ["repeating first.json: seats were 0: svoi-kozyri-greedy"],
     "arena tournament svoi-kozyri": ["Standings", "svoi-kozyri-heuristic"],
     # docs/bots.md's strength table: 31 first places of 60, mean places 1.63, 2.05 and 2.32

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from arena.uploads import MAX_UPLOAD_BYTES
+
 PREFIX = "ARENA_"
 
 
@@ -35,7 +37,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "SANDBOX": "bwrap",
         "TRUSTED_SANDBOX": "bwrap",
         "ALLOW_UNSANDBOXED_SAMPLES": False,
-        "MAX_CONTENT_LENGTH": 32 * 1024 * 1024,
+        "MAX_CONTENT_LENGTH": MAX_UPLOAD_BYTES,
         "UPLOAD_MAX_BYTES": 64 * 1024 * 1024,
         "UPLOAD_MAX_FILES": 2000,
         "UPLOAD_MAX_RATIO": 100,

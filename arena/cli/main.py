@@ -24,6 +24,7 @@ COMMANDS = (
     "verify",
     "games",
     "submit",
+    "check",
     "fetch",
     "challenge",
     "up",

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import math
-import os
 import sys
 import time
-import zipfile
 from pathlib import Path
 from typing import Any
 
+from arena import checking
 from arena.bots import ManifestError, load_bot
 from arena.cli.remote import ServerError, get_json, multipart, request, server_url, token_of
 from arena.termtext import clean, echo
+from arena.uploads import MAX_UPLOAD_BYTES
 
 SETTLED = frozenset({"active", "rejected", "retired"})
 DEFAULT_WAIT_S = 300.0
@@ -51,28 +50,26 @@ def register(subparsers: Any) -> None:
 
 
 def pack(folder: Path) -> bytes:
-    """A zip of the bot folder: hidden files and caches left out, the same bytes every time."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(folder.rglob("*")):
-            rel = path.relative_to(folder)
-            if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-                continue
-            if path.is_file() and not path.is_symlink():
-                info = zipfile.ZipInfo(rel.as_posix(), date_time=(2020, 1, 1, 0, 0, 0))
-                mode = 0o100755 if os.access(path, os.X_OK) else 0o100644
-                info.external_attr = mode << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, path.read_bytes())
-    return buffer.getvalue()
+    """A zip of the bot folder, as the server's own stages pack one (``arena.checking``)."""
+    return checking.pack(folder)
 
 
 def upload(server: str, token: str, name: str, data: bytes) -> dict[str, Any]:
     """Send the archive; the new version as the server describes it."""
     body, content_type = multipart({}, {"file": (f"{name}.zip", data)})
-    answer = request(
-        server, "/uploads", token=token, body=body, content_type=content_type, timeout=120
-    )
+    try:
+        answer = request(
+            server, "/uploads", token=token, body=body, content_type=content_type, timeout=120
+        )
+    except ServerError as exc:
+        cut = any(word in str(exc) for word in ("Broken pipe", "reset by peer"))
+        if exc.status is None and cut:
+            raise ServerError(
+                f"{exc}: the server closed the connection while the upload "
+                f"({checking.mib(len(data))}) was sent; it refuses uploads over its size "
+                "limit without reading them"
+            ) from None
+        raise
     version: dict[str, Any] = json.loads(answer)["data"]
     return version
 
@@ -142,10 +139,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena submit: {clean(exc)}", file=sys.stderr)
         return 2
     server = server_url(args.server)
+    data = pack(args.bot_dir)
+    if len(data) > MAX_UPLOAD_BYTES:
+        refusal = checking.size_refusal(len(data), MAX_UPLOAD_BYTES)
+        print(f"arena submit: not sent: {refusal} (packed, as zip)", file=sys.stderr)
+        return 1
     try:
-        version = upload(server, token, manifest.name, pack(args.bot_dir))
+        version = upload(server, token, manifest.name, data)
         number, key = clean(version["number"]), clean(version["id"])
         print(f"uploaded {manifest.name} version {number} (id {key})")
+        if version.get("bot_id") is not None:
+            print(f"bot page: {server}/bots/{clean(version['bot_id'])}", flush=True)
         if args.wait > 0 and version["status"] not in SETTLED:
             version = wait_for(server, token, version, args.wait)
     except ServerError as exc:

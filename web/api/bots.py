@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort, current_app
+from flask import abort, current_app, request
 from flask_smorest import Blueprint
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload, selectinload
@@ -14,7 +14,7 @@ from web.api import envelope, queries
 from web.api import schemas as s
 from web.api.present import bot_json, version_json
 from web.api.upload_limits import upload_limited
-from web.api.uploads import accept, manifest_part
+from web.api.uploads import accept, manifest_part, too_large
 from web.extensions import db
 from web.models import Bot, BotStatus, BotVersion, User
 from web.services import versions
@@ -96,6 +96,13 @@ def version(version_id: int) -> dict[str, Any]:
 @blp.arguments(s.UploadFiles, location="files")
 @blp.response(201, s.envelope(s.Version))
 @blp.alt_response(
+    413,
+    schema=s.ErrorEnvelope,
+    description="Content Too Large: the upload is over the server's size limit "
+    "(`MAX_CONTENT_LENGTH`, 32 MiB by default); the message names the limit and, when the "
+    "request gave its length, the upload's size",
+)
+@blp.alt_response(
     507,
     schema=s.ErrorEnvelope,
     description="Insufficient Storage: the server's storage cannot hold the upload; nothing "
@@ -121,7 +128,7 @@ def upload(form: dict[str, Any], files: dict[str, Any]) -> tuple[dict[str, Any],
     stored = files["file"]
     data = stored.read(int(_max_bytes()) + 1)
     if len(data) > _max_bytes():
-        abort(413, description="the upload is too large")
+        abort(413, description=too_large(request.content_length))
     try:
         manifest = manifest_part(form.get("manifest"), files.get("manifest"))
         created = accept(owner, data, stored.filename or "bot", manifest)

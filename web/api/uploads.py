@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import IO
 
-from arena.bots import MANIFEST, BotManifest, ManifestError, load_bot
+from flask import current_app
+
+from arena.checking import check_manifest, mib, size_refusal
 from web.extensions import db
 from web.models import BotVersion, User
 from web.services import bots
@@ -45,17 +45,13 @@ def manifest_text(data: bytes, manifest: str | None) -> str:
     return read_manifest(data, bots.unpack_limits())
 
 
-def check_manifest(text: str) -> BotManifest:
-    """Parse and check manifest text the way the engine will; ``UploadError`` if it is wrong."""
-    with tempfile.TemporaryDirectory(prefix="manifest-") as folder:
-        (Path(folder) / MANIFEST).write_text(text, encoding="utf-8")
-        try:
-            return load_bot(folder)
-        except ManifestError as exc:
-            message = str(exc)
-            for path in (str(Path(folder).resolve()), folder):
-                message = message.replace(path + "/", "").replace(path, "the bot folder")
-            raise UploadError(message) from None
+def too_large(size: int | None) -> str:
+    """The refusal of an upload over ``MAX_CONTENT_LENGTH``, naming the limit (and the size,
+    when the request said it)."""
+    limit = int(current_app.config["MAX_CONTENT_LENGTH"])
+    if size is not None and size > limit:
+        return size_refusal(size, limit)
+    return f"the upload is larger than the limit of {mib(limit)}"
 
 
 def accept(owner: User, data: bytes, filename: str, manifest: str | None) -> BotVersion:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import HTTPException
 
+from arena import checking
 from web.extensions import db
 from web.models import Bot, BotStatus, BotVersion, User
 from web.services import attempts, lifecycle
@@ -29,9 +29,8 @@ from web.storage import StorageUnavailable, get_storage
 
 log = logging.getLogger(__name__)
 
-SAMPLE_BOTS = Path(__file__).resolve().parents[2] / "sample_bots"
-NOT_SAMPLES = frozenset({"kit", "broken", "hostile"})
-"""Folders of ``sample_bots`` that hold helper kits or deliberately misbehaving test bots."""
+SAMPLE_BOTS = checking.SAMPLE_BOTS
+NOT_SAMPLES = checking.NOT_SAMPLES
 
 
 @dataclass(frozen=True)
@@ -223,7 +222,7 @@ def _unpack(upload: Upload, stored: _Stored) -> str | None:
         if _storage_failure(exc) is not None:
             raise
         return f"upload refused: {exc}"
-    stored.unpacked = _bot_root(scratch)
+    stored.unpacked = checking.bot_root(scratch)
     stored.files = len(files)
     return None
 
@@ -246,14 +245,6 @@ def _record(
     return version
 
 
-def _bot_root(scratch: Path) -> Path:
-    """The folder holding ``bot.toml``: the archive root, or its single top-level folder."""
-    entries = list(scratch.iterdir())
-    if not (scratch / "bot.toml").exists() and len(entries) == 1 and entries[0].is_dir():
-        return entries[0]
-    return scratch
-
-
 def resume(bot: Bot) -> None:
     """Let a paused bot play again (its owner fixed it elsewhere). Commits."""
     bot.status, bot.paused_reason, bot.consecutive_failures = BotStatus.ACTIVE, None, 0
@@ -270,32 +261,9 @@ def register_folder(owner: User, folder: Path, *, trusted: bool = False) -> BotV
 
 def pack_folder(folder: Path) -> bytes:
     """A deterministic zip of a bot folder (caches and hidden files left out)."""
-    import io
-    import zipfile
-
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(folder.rglob("*")):
-            rel = path.relative_to(folder)
-            if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-                continue
-            if path.is_file() and not path.is_symlink():
-                info = zipfile.ZipInfo(str(rel), date_time=(2020, 1, 1, 0, 0, 0))
-                info.external_attr = (0o100755 if os.access(path, os.X_OK) else 0o100644) << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, path.read_bytes())
-    return buffer.getvalue()
+    return checking.pack(folder)
 
 
 def sample_bot_folders(games: Sequence[str] | None = None) -> list[Path]:
     """The project's own sample bots (folders with ``bot.toml``), optionally for some games."""
-    folders = sorted(
-        p.parent
-        for p in SAMPLE_BOTS.glob("*/*/bot.toml")
-        if p.parent.parent.name not in NOT_SAMPLES
-    )
-    if games is None:
-        return folders
-    from arena.bots import load_bot
-
-    return [f for f in folders if any(load_bot(f).plays(g) for g in games)]
+    return checking.sample_bot_folders(games)

@@ -1,5 +1,6 @@
 """The work of the build and self-test stages, done on a copy of a version's row.
 
+The stages themselves are ``arena.checking``'s (``arena check`` runs the same ones locally).
 ``web.services.lifecycle.prepare`` claims a version, then calls ``run`` here with a copy of its
 row that belongs to no session: the manifest, the build and the self-test record what they
 saw in that copy's logs, and ``run`` says whether the bot refused itself. Whose fault an error
@@ -16,6 +17,8 @@ from typing import Any
 
 from flask import current_app
 
+from arena import checking
+from arena.bots import BotManifest
 from web import engine
 from web.extensions import db
 from web.models import BotVersion
@@ -101,8 +104,6 @@ def _build(version: BotVersion, manifest: Any) -> bool:
     the upload or the whole build. A failed or stopped build leaves the upload's files as they
     were. Returns whether a built tree was installed (False: no build step).
     """
-    from sandbox.build import build_copy
-
     if not manifest.build:
         version.build_log += "no build step\n"
         return False
@@ -113,21 +114,10 @@ def _build(version: BotVersion, manifest: Any) -> bool:
     try:
         built = scratch / "built"
         sandbox = engine.sandbox_for(version.trusted)
-        result = build_copy(
-            sandbox,
-            manifest.path,
-            built,
-            list(manifest.build),
-            timeout_s=limit,
-            slot=engine.build_slot(),
-        )
-        version.build_log += result.log
-        if result.timed_out:
-            raise StageFailed(f"the build step took longer than {limit:g} s and was stopped")
-        if not result.ok:
-            raise StageFailed(
-                f"the build step failed (exit status {result.returncode}); see the build log"
-            )
+        log, refusal = checking.build(sandbox, manifest, built, limit, engine.build_slot())
+        version.build_log += log
+        if refusal is not None:
+            raise StageFailed(refusal)
         storage.install_bot(built, version.id)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -135,36 +125,26 @@ def _build(version: BotVersion, manifest: Any) -> bool:
 
 
 def _selftest(version: BotVersion, manifest: Any) -> None:
-    from web.services.selftest import run_selftest
-
     sandbox = engine.sandbox_for(version.trusted)
     timeout = float(current_app.config["SELFTEST_TIMEOUT"])
-    logs = []
     db.session.commit()
-    for game in manifest.games:
-        report = run_selftest(sandbox, manifest, game, timeout=timeout)
-        logs.append(f"== protocol self-test: {game}\n{report.log}")
-        if not report.passed:
-            version.validation_log = "\n".join(logs)
-            hint = f" (hint: {report.hint})" if report.hint else ""
-            raise StageFailed(
-                f"the protocol self-test failed for {game}; see the validation log{hint}"
-            )
-    version.validation_log = "\n".join(logs) + "\n"
+    version.validation_log, refusal = checking.selftest(sandbox, manifest, timeout)
+    if refusal is not None:
+        raise StageFailed(refusal)
 
 
-def silence_hint(version: BotVersion, status: str, message: str) -> str:
-    """`` (hint: ...)`` when the bot said nothing in time (its output may sit in a buffer)."""
-    from arena.bots import BotManifest, flush_hint
-
-    if status != "timeout" and "(timeout)" not in message:
-        return ""
+def recorded_manifest(version: BotVersion) -> BotManifest:
+    """The manifest as recorded on ``version`` (its folder may be gone)."""
     recorded = version.manifest or {}
-    manifest = BotManifest(
+    return BotManifest(
         path=Path("."),
         name=str(recorded.get("name", "")),
         games=tuple(version.games or ()),
         language=str(version.language or recorded.get("language", "")),
         run=tuple(str(word) for word in recorded.get("run") or ()),
     )
-    return f" (hint: {flush_hint(manifest)})"
+
+
+def silence_hint(version: BotVersion, status: str, message: str) -> str:
+    """`` (hint: ...)`` when the bot said nothing in time (its output may sit in a buffer)."""
+    return checking.silence_hint(recorded_manifest(version), status, message)

@@ -49,6 +49,7 @@ from typing import Any, Final
 from flask import current_app
 from sqlalchemy import and_, case, func, or_, select, update
 
+from arena import checking
 from web.extensions import db
 from web.models import (
     Bot,
@@ -264,14 +265,14 @@ def validation_ended(ended: Ended) -> None:
         f"validation match {match.id}: status {status}, place {seat.place}"
         f"{', forfeited' if forfeited else ''}\n"
     )
-    if match.status == MatchStatus.FINISHED and status == "ok" and not forfeited:
+    if match.status == MatchStatus.FINISHED and checking.validation_passed(status, forfeited):
         activate(version)
     elif match.status == MatchStatus.FAILED:
         reject(version, f"the validation match could not be played: {match.error}")
     else:
         message = (outcome.get("messages") or [None])[0] or ""
-        hint = building.silence_hint(version, status, message)
-        reject(version, f"the validation match ended with status {status!r}: {message}{hint}")
+        manifest = building.recorded_manifest(version)
+        reject(version, checking.validation_refusal(status, message, manifest))
     db.session.commit()
 
 

@@ -111,6 +111,10 @@ def when(moment: Any) -> str:
 
 def handle_http_error(error: HTTPException) -> ResponseReturnValue:
     """JSON envelope under /api, an HTML page elsewhere."""
+    if error.code == 413:  # the body is not read: say what the limit is
+        from web.api.uploads import too_large
+
+        error.description = too_large(request.content_length)
     if wants_json():
         response = error.get_response()
         response.data = _json(error_payload(error))

@@ -19,6 +19,7 @@ from flask import (
 from flask.typing import ResponseReturnValue
 from flask_login import login_required
 
+from arena.checking import mib
 from web import auth
 from web.api import queries
 from web.api.upload_limits import ALLOWANCES, upload_limited
@@ -93,7 +94,7 @@ def _chosen_ladder(ratings: list[tuple[Rating, Ladder]], slug: str | None) -> La
 @upload_limited
 def upload() -> ResponseReturnValue:
     form = UploadForm()
-    error = None
+    error, problems, sent = None, [], None
     if form.validate_on_submit():
         stored = form.file.data
         try:
@@ -104,7 +105,7 @@ def upload() -> ResponseReturnValue:
                 form.manifest.data or None,
             )
         except UploadError as exc:
-            error = str(exc)
+            error, problems, sent = str(exc), exc.problems, stored.filename or "the file"
         else:
             db.session.refresh(version)  # a worker may have taken it already
             word, sentence = version_stage(version)
@@ -113,9 +114,24 @@ def upload() -> ResponseReturnValue:
     offered = runtimes.offered(str(current_app.config["SANDBOX"]))
     allowances = [a.describe() for a in ALLOWANCES]
     page = render_template(
-        "upload.html", form=form, error=error, offered=offered, allowances=allowances
+        "upload.html",
+        form=form,
+        error=error,
+        problems=problems,
+        sent=sent,
+        offered=offered,
+        allowances=allowances,
+        limits=upload_limits_text(),
     )
     return page, 422 if error or form.errors else 200
+
+
+def upload_limits_text() -> str:
+    """``at most 32 MiB as sent, 64 MiB and 2000 files unpacked``."""
+    cfg = current_app.config
+    sent, unpacked = int(cfg["MAX_CONTENT_LENGTH"]), int(cfg["UPLOAD_MAX_BYTES"])
+    files = int(cfg["UPLOAD_MAX_FILES"])
+    return f"at most {mib(sent)} as sent, {mib(unpacked)} and {files} files unpacked"
 
 
 @bp.route("/versions/<id:version_id>/archive")

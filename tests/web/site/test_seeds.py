@@ -145,9 +145,9 @@ def _matches_of(tournament_id: int) -> list[Any]:
 def test_the_self_test_position_comes_from_a_fresh_seed(
     app: Flask, drawn: Recorder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from arena import selftest
     from arena.bots import load_bot
     from sandbox import get_sandbox
-    from web.services import selftest
 
     used: list[int] = []
     real = selftest._positions
