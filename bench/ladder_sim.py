@@ -13,11 +13,25 @@ mirrored group of four tables costs four matches.
     .venv/bin/python bench/ladder_sim.py [--reps 21] [--seed 1]
 
 The last line is ``tau1000=<median for our matchmaking with mirrored deals>``.
+
+``--part placement`` measures placement instead: 19 bots settle on a mirrored ladder
+(``WARMUP`` matches of our matchmaking), then a new bot of a given strength (true rank 1-4
+strong, 9-12 middle, 17-20 weak) plays its placement tables alone, as the web scheduler seats
+them (table ``t`` is chosen from the ratings after table ``t - 2``: two tables are queued
+ahead). For the old choice (``fill_table``: the nearest in mu from the start) and ours
+(``placement_table``: strong, middle and weak first, then the nearest) on the same ladder and
+the same deals, it prints the median distance between the new bot's rank after placement and
+its true rank among the 20, ranked by ``mu - 3 sigma`` and by ``mu``.
+
+    .venv/bin/python bench/ladder_sim.py --part placement [--reps 41]
+
+Its last line is ``placement_worst=<largest median distance of ours, by the ladder's rank>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import random
 import statistics
 from collections.abc import Callable, Sequence
@@ -122,11 +136,121 @@ def simulate(pairing: Pairing, mirrored: bool, seed: int) -> list[float]:
     return taus
 
 
+WARMUP = 1000
+"""Matches the 19 settled bots play before a newcomer arrives."""
+PLACEMENT_MATCHES = 10
+"""As ``PLACEMENT_MATCHES`` in ``web/config.py``: whole mirrored tables, so 12 matches."""
+QUEUED_AHEAD = 2
+"""As ``PLACEMENT_AHEAD`` in ``web/services/ladders.py``: tables chosen before results come in."""
+STRENGTHS = {"strong": (1, 4), "middle": (9, 12), "weak": (17, 20)}
+"""True rank bands (1 is best) of the newcomer."""
+
+Choice = Callable[[matchmaking.Candidate, list[Candidate], int, random.Random], list[Candidate]]
+
+
+def old_choice(
+    newcomer: Candidate, pool: list[Candidate], table_index: int, rng: random.Random
+) -> list[Candidate]:
+    return matchmaking.fill_table(newcomer, pool, PLAYERS, rng)
+
+
+def our_choice(
+    newcomer: Candidate, pool: list[Candidate], table_index: int, rng: random.Random
+) -> list[Candidate]:
+    return matchmaking.placement_table(newcomer, pool, PLAYERS, table_index, rng)
+
+
+def rank_of(bot: int, scores: Sequence[float]) -> int:
+    """1 + how many bots score strictly higher than ``bot``."""
+    return 1 + sum(1 for s in scores if s > scores[bot])
+
+
+def settled_ladder(strength: str, seed: int) -> tuple[Ladder, int]:
+    """19 settled bots and a newcomer (the last bot) of the given strength; its true rank."""
+    rng = random.Random(seed)
+    low, high = STRENGTHS[strength]
+    true_rank = rng.randint(low, high)
+    strengths = [STRENGTH_SPREAD * (BOTS - 1 - i) / (BOTS - 1) for i in range(BOTS)]
+    newcomer = strengths.pop(true_rank - 1)
+    rng.shuffle(strengths)
+    ladder = Ladder(strengths, rng)
+    while ladder.matches < WARMUP:
+        table = our_matchmaking(ladder)
+        luck = [rng.gauss(0, LUCK_SD) for _ in range(PLAYERS)]
+        for seating in matchmaking.mirrored_seatings(table):
+            ladder.play(seating, luck)
+    ladder.strengths.append(newcomer)
+    ladder.ratings.append(Rating())
+    ladder.games.append(0)
+    ladder.last_played.append(ladder.matches)
+    return ladder, true_rank
+
+
+def place(ladder: Ladder, choice: Choice, seed: int) -> Ladder:
+    """Play the newcomer's placement tables on a copy of ``ladder``."""
+    ladder = copy.deepcopy(ladder)
+    ladder.rng = random.Random(seed)
+    newcomer = len(ladder.strengths) - 1
+    tables = -(-PLACEMENT_MATCHES // PLAYERS)
+    snapshots = [ladder.candidates()]
+    for t in range(tables):
+        pool = snapshots[max(0, t - QUEUED_AHEAD + 1)]
+        seated = choice(pool[newcomer], pool, t, ladder.rng)
+        table = [int(c.bot) for c in seated]
+        luck = [ladder.rng.gauss(0, LUCK_SD) for _ in range(PLAYERS)]
+        for seating in matchmaking.mirrored_seatings(table):
+            ladder.play(seating, luck)
+        snapshots.append(ladder.candidates())
+    return ladder
+
+
+def placement_report(reps: int, seed: int) -> float:
+    """Print the placement table; the largest median distance of ours by the ladder's rank."""
+    choices: list[tuple[str, Choice]] = [("old: nearest", old_choice), ("ours: spread", our_choice)]
+    print(
+        f"{BOTS} bots, {PLAYERS} seats, a newcomer's {PLACEMENT_MATCHES} placement matches "
+        f"after {WARMUP} settling ones"
+    )
+    print(f"median |rank after placement - true rank| over {reps} runs")
+    print(
+        f"{'newcomer':<10}"
+        + "".join(f"{n + ' ' + by:>24}" for n, _ in choices for by in ("mu-3sigma", "mu"))
+    )
+    worst = 0.0
+    for strength in STRENGTHS:
+        distances: dict[tuple[str, str], list[int]] = {}
+        for r in range(reps):
+            run_seed = seed * 1000 + r
+            ladder, true_rank = settled_ladder(strength, run_seed)
+            for name, choice in choices:
+                placed = place(ladder, choice, run_seed + 7)
+                newcomer = len(placed.strengths) - 1
+                conservative = [ratings.display(x) for x in placed.ratings]
+                mean = [x.mu for x in placed.ratings]
+                for by, scores in (("mu-3sigma", conservative), ("mu", mean)):
+                    distance = abs(rank_of(newcomer, scores) - true_rank)
+                    distances.setdefault((name, by), []).append(distance)
+        medians = {k: statistics.median(v) for k, v in distances.items()}
+        print(
+            f"{strength:<10}"
+            + "".join(
+                f"{medians[(n, by)]:>24.1f}" for n, _ in choices for by in ("mu-3sigma", "mu")
+            ),
+            flush=True,
+        )
+        worst = max(worst, medians[("ours: spread", "mu-3sigma")])
+    return worst
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=21, help="repetitions per setup (median)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--part", choices=("tau", "placement"), default="tau")
     args = parser.parse_args()
+    if args.part == "placement":
+        print(f"placement_worst={placement_report(args.reps, args.seed):.1f}")
+        return
     setups: list[tuple[str, Pairing, bool]] = [
         ("random pairing", random_pairing, False),
         ("random pairing, mirrored", random_pairing, True),
