@@ -39,3 +39,25 @@ def placement_left(version: BotVersion) -> int:
         return 0
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     return max(0, wanted - placement_played([version.id]).get(version.id, 0))
+
+
+def placing_bots(bot_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """Of ``bot_ids``, the bots whose active version still owes placement matches: (played,
+    owed in all) by bot. Such a bot has no rank until its placement is over. Two queries."""
+    wanted = int(current_app.config["PLACEMENT_MATCHES"])
+    if not bot_ids or wanted <= 0:
+        return {}
+    active: dict[int, int] = {}
+    rows = db.session.execute(
+        select(BotVersion.bot_id, BotVersion.id)
+        .where(BotVersion.bot_id.in_(list(bot_ids)), BotVersion.status == VersionStatus.ACTIVE)
+        .order_by(BotVersion.number)
+    ).all()
+    for bot_id, version_id in rows:
+        active[int(bot_id)] = int(version_id)  # the newest active version wins
+    played = placement_played(list(active.values()))
+    return {
+        bot_id: (played.get(version_id, 0), wanted)
+        for bot_id, version_id in active.items()
+        if played.get(version_id, 0) < wanted
+    }

@@ -1,0 +1,75 @@
+"""Ranks on the ladder page, the bot page, the home page and the API: a bot still placing shows
+"placing, k of n" and no rank; a bot without rated matches is unranked and listed last."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Flask
+from flask.testing import FlaskClient
+
+from tests.web.site.conftest import World, _bot
+
+
+def _standings(client: FlaskClient, world: World) -> list[dict[str, Any]]:
+    body = client.get(f"/api/v1/ladders/{world.ladder.slug}").get_json()
+    rows: list[dict[str, Any]] = body["data"]["standings"]
+    return rows
+
+
+def test_a_bot_in_placement_shows_its_progress_and_no_rank(
+    app: Flask, client: FlaskClient, world: World
+) -> None:
+    app.config["PLACEMENT_MATCHES"] = 10  # each bot of the world has played one
+    rows = _standings(client, world)
+    assert [(r["rank"], r["rank_label"], r["placing"]) for r in rows] == [
+        (None, "placing, 1 of 10", {"played": 1, "of": 10})
+    ] * 2
+    ladder_page = client.get(f"/ladders/{world.ladder.slug}").get_data(as_text=True)
+    assert ladder_page.count("placing, 1 of 10") == 2
+    bot_id = world.bots[0].id
+    bot_page = client.get(f"/bots/{bot_id}").get_data(as_text=True)
+    assert "<b>placing, 1 of 10</b>" in bot_page, "the placement note"
+    assert '<td class="n rank unranked">placing, 1 of 10</td>' in bot_page, "the ladders table"
+    rating = client.get(f"/api/v1/bots/{bot_id}").get_json()["data"]["ratings"][0]
+    assert rating["rank"] is None and rating["placing"] == {"played": 1, "of": 10}
+    home = client.get("/").get_data(as_text=True)
+    assert '<ol class="top">' not in home and "No ranked bot yet" in home
+
+    app.config["PLACEMENT_MATCHES"] = 1  # placement over: ranks by mu, the winner first
+    rows = _standings(client, world)
+    assert [r["rank"] for r in rows] == [1, 2] and rows[0]["mu"] > rows[1]["mu"]
+    assert [r["placing"] for r in rows] == [None, None]
+    assert "placing," not in client.get(f"/bots/{bot_id}").get_data(as_text=True)
+    rating = client.get(f"/api/v1/bots/{bot_id}").get_json()["data"]["ratings"][0]
+    assert rating["rank"] in (1, 2) and rating["rank_label"] == str(rating["rank"])
+
+
+def test_a_bot_without_rated_matches_is_unranked_and_listed_last(
+    app: Flask, client: FlaskClient, world: World
+) -> None:
+    from web.extensions import db
+    from web.models import Rating, VersionStatus
+
+    app.config["PLACEMENT_MATCHES"] = 1
+    # A bot whose version is not active (so not placing) and that never played, with a mean
+    # above everyone's: by mu alone it would be first.
+    idle, version = _bot(world.other, "idle-bot")
+    version.status = VersionStatus.REJECTED
+    db.session.add(Rating(bot_id=idle.id, ladder_id=world.ladder.id, mu=40.0, sigma=8.0, games=0))
+    db.session.commit()
+    for sort in ("rank", "score", "mu", "bot"):
+        answer = client.get(f"/api/v1/ladders/{world.ladder.slug}?sort={sort}").get_json()
+        rows = answer["data"]["standings"]
+        assert [r["bot"] for r in rows][-1] == "idle-bot", sort
+        assert [r["rank"] for r in rows] == [1, 2, None], sort
+        assert rows[-1]["rank_label"] == "unranked" and rows[-1]["placing"] is None
+    page = client.get(f"/ladders/{world.ladder.slug}").get_data(as_text=True)
+    assert '<td class="n rank unranked">unranked</td>' in page
+    assert page.index("alice-bot") < page.index("idle-bot")
+    bot_page = client.get(f"/bots/{idle.id}").get_data(as_text=True)
+    assert '<td class="n rank unranked">unranked</td>' in bot_page
+    home = client.get("/").get_data(as_text=True)
+    top = re.search(r'<ol class="top">(.*?)</ol>', home, re.S)
+    assert top is not None and "alice-bot" in top.group(1) and "idle-bot" not in top.group(1)
