@@ -25,7 +25,8 @@ its true rank among the 20, ranked by ``mu - 3 sigma`` and by ``mu``.
 
     .venv/bin/python bench/ladder_sim.py --part placement [--reps 41]
 
-Its last line is ``placement_worst=<largest median distance of ours, by the ladder's rank>``.
+It does so on two ladder shapes (``SHAPES``). Its last line is
+``placement_worst=<largest median distance of ours, ranked by mu as the ladder ranks>``.
 """
 
 from __future__ import annotations
@@ -144,6 +145,21 @@ QUEUED_AHEAD = 2
 """As ``PLACEMENT_AHEAD`` in ``web/services/ladders.py``: tables chosen before results come in."""
 STRENGTHS = {"strong": (1, 4), "middle": (9, 12), "weak": (17, 20)}
 """True rank bands (1 is best) of the newcomer."""
+SHAPES = ("even", "crowded")
+"""Ladders of evenly spaced strengths, and ladders crowded at the bottom (the 12 weakest bots
+within the lowest fifth of the range, as when house bots that play at random fill a ladder):
+there the newcomer's starting mu sits among the weak."""
+
+
+def true_strengths(shape: str) -> list[float]:
+    """The 20 strengths, best first."""
+    if shape == "even":
+        return [STRENGTH_SPREAD * (BOTS - 1 - i) / (BOTS - 1) for i in range(BOTS)]
+    top, crowd = BOTS - 12, 12
+    upper = [STRENGTH_SPREAD * (1 - 0.8 * i / top) for i in range(top)]
+    lower = [STRENGTH_SPREAD * 0.2 * (crowd - 1 - i) / (crowd - 1) for i in range(crowd)]
+    return upper + lower
+
 
 Choice = Callable[[matchmaking.Candidate, list[Candidate], int, random.Random], list[Candidate]]
 
@@ -165,12 +181,12 @@ def rank_of(bot: int, scores: Sequence[float]) -> int:
     return 1 + sum(1 for s in scores if s > scores[bot])
 
 
-def settled_ladder(strength: str, seed: int) -> tuple[Ladder, int]:
+def settled_ladder(strength: str, seed: int, shape: str = "even") -> tuple[Ladder, int]:
     """19 settled bots and a newcomer (the last bot) of the given strength; its true rank."""
     rng = random.Random(seed)
     low, high = STRENGTHS[strength]
     true_rank = rng.randint(low, high)
-    strengths = [STRENGTH_SPREAD * (BOTS - 1 - i) / (BOTS - 1) for i in range(BOTS)]
+    strengths = true_strengths(shape)
     newcomer = strengths.pop(true_rank - 1)
     rng.shuffle(strengths)
     ladder = Ladder(strengths, rng)
@@ -205,7 +221,8 @@ def place(ladder: Ladder, choice: Choice, seed: int) -> Ladder:
 
 
 def placement_report(reps: int, seed: int) -> float:
-    """Print the placement table; the largest median distance of ours by the ladder's rank."""
+    """Print the placement table; the largest median distance of ours, ranked by mu (as the
+    ladder ranks)."""
     choices: list[tuple[str, Choice]] = [("old: nearest", old_choice), ("ours: spread", our_choice)]
     print(
         f"{BOTS} bots, {PLAYERS} seats, a newcomer's {PLACEMENT_MATCHES} placement matches "
@@ -213,15 +230,15 @@ def placement_report(reps: int, seed: int) -> float:
     )
     print(f"median |rank after placement - true rank| over {reps} runs")
     print(
-        f"{'newcomer':<10}"
+        f"{'ladder, newcomer':<18}"
         + "".join(f"{n + ' ' + by:>24}" for n, _ in choices for by in ("mu-3sigma", "mu"))
     )
     worst = 0.0
-    for strength in STRENGTHS:
+    for shape, strength in [(sh, st) for sh in SHAPES for st in STRENGTHS]:
         distances: dict[tuple[str, str], list[int]] = {}
         for r in range(reps):
             run_seed = seed * 1000 + r
-            ladder, true_rank = settled_ladder(strength, run_seed)
+            ladder, true_rank = settled_ladder(strength, run_seed, shape)
             for name, choice in choices:
                 placed = place(ladder, choice, run_seed + 7)
                 newcomer = len(placed.strengths) - 1
@@ -232,13 +249,13 @@ def placement_report(reps: int, seed: int) -> float:
                     distances.setdefault((name, by), []).append(distance)
         medians = {k: statistics.median(v) for k, v in distances.items()}
         print(
-            f"{strength:<10}"
+            f"{shape + ', ' + strength:<18}"
             + "".join(
                 f"{medians[(n, by)]:>24.1f}" for n, _ in choices for by in ("mu-3sigma", "mu")
             ),
             flush=True,
         )
-        worst = max(worst, medians[("ours: spread", "mu-3sigma")])
+        worst = max(worst, medians[("ours: spread", "mu")])
     return worst
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.web.site.conftest import World, _bot
+from tests.web.browser.conftest import screenshot
+from tests.web.site.conftest import LiveServer, World, _bot
 
 
 def _standings(client: FlaskClient, world: World) -> list[dict[str, Any]]:
@@ -73,3 +75,37 @@ def test_a_bot_without_rated_matches_is_unranked_and_listed_last(
     home = client.get("/").get_data(as_text=True)
     top = re.search(r'<ol class="top">(.*?)</ol>', home, re.S)
     assert top is not None and "alice-bot" in top.group(1) and "idle-bot" not in top.group(1)
+
+
+RANK_CELLS = """() => [...document.querySelectorAll('td.rank')].map(td => {
+  const text = document.createRange();
+  text.selectNodeContents(td);
+  const tops = new Set([...text.getClientRects()].map(r => Math.round(r.top)));
+  return {text: td.textContent.trim(), whole: td.scrollWidth <= td.clientWidth, lines: tops.size};
+})"""
+"""Each rank cell: its text, whether it fits its cell, and on how many lines it is set."""
+
+
+@pytest.mark.browser
+def test_rank_cells_read_whole_on_desktop_and_phone(
+    app: Flask, world: World, live_server: LiveServer, browser: Any
+) -> None:
+    from web.extensions import db
+    from web.models import Rating, VersionStatus
+
+    app.config["PLACEMENT_MATCHES"] = 1  # the world's two bots are ranked
+    placing, _ = _bot(world.other, "placing-bot")
+    idle, version = _bot(world.other, "idle-bot")
+    version.status = VersionStatus.REJECTED
+    for bot in (placing, idle):
+        db.session.add(Rating(bot_id=bot.id, ladder_id=world.ladder.id, mu=30, sigma=8, games=0))
+    db.session.commit()
+    for width in (1280, 390):
+        page = browser.new_page(viewport={"width": width, "height": 800})
+        page.goto(f"{live_server.url}/ladders/{world.ladder.slug}", wait_until="networkidle")
+        cells = page.evaluate(RANK_CELLS)
+        screenshot(page, f"ladder-ranks-{width}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        page.close()
+        assert [c["text"] for c in cells] == ["1", "2", "placing, 0 of 1", "unranked"], width
+        assert all(c["whole"] and c["lines"] <= 1 for c in cells), (width, cells)
