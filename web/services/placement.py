@@ -43,21 +43,29 @@ def placement_left(version: BotVersion) -> int:
 
 def placing_bots(bot_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
     """Of ``bot_ids``, the bots whose active version still owes placement matches: (played,
-    owed in all) by bot. Such a bot has no rank until its placement is over. Two queries."""
+    owed in all) by bot. Such a bot has no rank until its placement is over. One query."""
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     if not bot_ids or wanted <= 0:
         return {}
-    active: dict[int, int] = {}
+    # Each version's matches are counted only up to ``wanted``: a page of a ladder with long
+    # settled bots reads at most that many seat rows per bot, not all of their matches.
+    first = (
+        select(MatchSeat.id)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(
+            MatchSeat.bot_version_id == BotVersion.id,
+            Match.kind == MatchKind.LADDER,
+            Match.status == MatchStatus.FINISHED,
+        )
+        .limit(wanted)
+        .correlate(BotVersion)
+        .subquery()
+    )
+    played = select(func.count()).select_from(first).scalar_subquery()
     rows = db.session.execute(
-        select(BotVersion.bot_id, BotVersion.id)
+        select(BotVersion.bot_id, played)
         .where(BotVersion.bot_id.in_(list(bot_ids)), BotVersion.status == VersionStatus.ACTIVE)
         .order_by(BotVersion.number)
     ).all()
-    for bot_id, version_id in rows:
-        active[int(bot_id)] = int(version_id)  # the newest active version wins
-    played = placement_played(list(active.values()))
-    return {
-        bot_id: (played.get(version_id, 0), wanted)
-        for bot_id, version_id in active.items()
-        if played.get(version_id, 0) < wanted
-    }
+    newest = {int(bot_id): int(n) for bot_id, n in rows}  # the newest active version wins
+    return {bot_id: (n, wanted) for bot_id, n in newest.items() if n < wanted}
