@@ -23,7 +23,7 @@ ahead). For the old choice (``fill_table``: the nearest in mu from the start) an
 the same deals, it prints the median distance between the new bot's rank after placement and
 its true rank among the 20, ranked by ``mu - 3 sigma`` and by ``mu``.
 
-    .venv/bin/python bench/ladder_sim.py --part placement [--reps 41]
+    .venv/bin/python bench/ladder_sim.py --part placement [--reps 41] [--placement-matches 10]
 
 It does so on two ladder shapes (``SHAPES``). Its last line is
 ``placement_worst=<largest median distance of ours, ranked by mu as the ladder ranks>``.
@@ -202,12 +202,12 @@ def settled_ladder(strength: str, seed: int, shape: str = "even") -> tuple[Ladde
     return ladder, true_rank
 
 
-def place(ladder: Ladder, choice: Choice, seed: int) -> Ladder:
+def place(ladder: Ladder, choice: Choice, seed: int, matches: int = PLACEMENT_MATCHES) -> Ladder:
     """Play the newcomer's placement tables on a copy of ``ladder``."""
     ladder = copy.deepcopy(ladder)
     ladder.rng = random.Random(seed)
     newcomer = len(ladder.strengths) - 1
-    tables = -(-PLACEMENT_MATCHES // PLAYERS)
+    tables = -(-matches // PLAYERS)
     snapshots = [ladder.candidates()]
     for t in range(tables):
         pool = snapshots[max(0, t - QUEUED_AHEAD + 1)]
@@ -220,12 +220,12 @@ def place(ladder: Ladder, choice: Choice, seed: int) -> Ladder:
     return ladder
 
 
-def placement_report(reps: int, seed: int) -> float:
+def placement_report(reps: int, seed: int, matches: int = PLACEMENT_MATCHES) -> float:
     """Print the placement table; the largest median distance of ours, ranked by mu (as the
     ladder ranks)."""
     choices: list[tuple[str, Choice]] = [("old: nearest", old_choice), ("ours: spread", our_choice)]
     print(
-        f"{BOTS} bots, {PLAYERS} seats, a newcomer's {PLACEMENT_MATCHES} placement matches "
+        f"{BOTS} bots, {PLAYERS} seats, a newcomer's {matches} placement matches "
         f"after {WARMUP} settling ones"
     )
     print(f"median |rank after placement - true rank| over {reps} runs")
@@ -240,7 +240,7 @@ def placement_report(reps: int, seed: int) -> float:
             run_seed = seed * 1000 + r
             ladder, true_rank = settled_ladder(strength, run_seed, shape)
             for name, choice in choices:
-                placed = place(ladder, choice, run_seed + 7)
+                placed = place(ladder, choice, run_seed + 7, matches)
                 newcomer = len(placed.strengths) - 1
                 conservative = [ratings.display(x) for x in placed.ratings]
                 mean = [x.mu for x in placed.ratings]
@@ -264,9 +264,13 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=21, help="repetitions per setup (median)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--part", choices=("tau", "placement"), default="tau")
+    parser.add_argument(
+        "--placement-matches", type=int, default=PLACEMENT_MATCHES, help="with --part placement"
+    )
     args = parser.parse_args()
     if args.part == "placement":
-        print(f"placement_worst={placement_report(args.reps, args.seed):.1f}")
+        worst = placement_report(args.reps, args.seed, args.placement_matches)
+        print(f"placement_worst={worst:.1f}")
         return
     setups: list[tuple[str, Pairing, bool]] = [
         ("random pairing", random_pairing, False),
