@@ -13,7 +13,15 @@ from flask import current_app
 from sqlalchemy import func, select
 
 from web.extensions import db
-from web.models import BotVersion, Match, MatchKind, MatchSeat, MatchStatus, VersionStatus
+from web.models import (
+    BotVersion,
+    Match,
+    MatchKind,
+    MatchSeat,
+    MatchStatus,
+    Rating,
+    VersionStatus,
+)
 
 
 def placement_played(version_ids: Sequence[int]) -> dict[int, int]:
@@ -43,12 +51,51 @@ def placement_left(version: BotVersion) -> int:
 
 def placing_bots(bot_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
     """Of ``bot_ids``, the bots whose active version still owes placement matches: (played,
-    owed in all) by bot. Such a bot has no rank until its placement is over. One query."""
+    owed in all) by bot. Such a bot has no rank until its placement is over. Three queries.
+
+    Counting every version's matches would read each settled bot's seats, so a bot is known
+    placed without counting when its active version is the only one of the bot ever activated
+    and its ratings count at least the placement's rated matches (every rated ladder match of
+    such a bot is that version's). The others (new, or with several versions) are counted, and
+    only up to the placement's size.
+    """
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     if not bot_ids or wanted <= 0:
         return {}
-    # Each version's matches are counted only up to ``wanted``: a page of a ladder with long
-    # settled bots reads at most that many seat rows per bot, not all of their matches.
+    ids = list(bot_ids)
+    active: dict[int, int] = {}
+    for bot_id, version_id in db.session.execute(
+        select(BotVersion.bot_id, BotVersion.id)
+        .where(BotVersion.bot_id.in_(ids), BotVersion.status == VersionStatus.ACTIVE)
+        .order_by(BotVersion.number)
+    ):
+        active[int(bot_id)] = int(version_id)  # the newest active version wins
+    if not active:
+        return {}
+    rated = func.coalesce(func.sum(Rating.games), 0)
+    other_versions = (
+        select(func.count())
+        .select_from(BotVersion)
+        .where(
+            BotVersion.bot_id == Rating.bot_id,
+            BotVersion.activated_at.is_not(None),
+            BotVersion.id.not_in(list(active.values())),
+        )
+        .correlate(Rating)
+        .scalar_subquery()
+    )
+    placed = {
+        int(bot_id)
+        for bot_id, games, others in db.session.execute(
+            select(Rating.bot_id, rated, other_versions)
+            .where(Rating.bot_id.in_(list(active)))
+            .group_by(Rating.bot_id)
+        )
+        if games >= wanted and not others
+    }
+    counted = {bot_id: v for bot_id, v in active.items() if bot_id not in placed}
+    if not counted:
+        return {}
     first = (
         select(MatchSeat.id)
         .join(Match, Match.id == MatchSeat.match_id)
@@ -62,10 +109,10 @@ def placing_bots(bot_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
         .subquery()
     )
     played = select(func.count()).select_from(first).scalar_subquery()
-    rows = db.session.execute(
-        select(BotVersion.bot_id, played)
-        .where(BotVersion.bot_id.in_(list(bot_ids)), BotVersion.status == VersionStatus.ACTIVE)
-        .order_by(BotVersion.number)
-    ).all()
-    newest = {int(bot_id): int(n) for bot_id, n in rows}  # the newest active version wins
-    return {bot_id: (n, wanted) for bot_id, n in newest.items() if n < wanted}
+    found = {
+        int(bot_id): int(n)
+        for bot_id, n in db.session.execute(
+            select(BotVersion.bot_id, played).where(BotVersion.id.in_(list(counted.values())))
+        )
+    }
+    return {bot_id: (n, wanted) for bot_id, n in found.items() if n < wanted}

@@ -109,3 +109,33 @@ def test_rank_cells_read_whole_on_desktop_and_phone(
         page.close()
         assert [c["text"] for c in cells] == ["1", "2", "placing, 0 of 1", "unranked"], width
         assert all(c["whole"] and c["lines"] <= 1 for c in cells), (width, cells)
+
+
+def test_a_new_version_of_a_ranked_bot_places_again(
+    app: Flask, client: FlaskClient, world: World
+) -> None:
+    from web.extensions import db
+    from web.models import BotVersion, VersionStatus, utcnow
+
+    app.config["PLACEMENT_MATCHES"] = 1
+    assert [r["rank"] for r in _standings(client, world)] == [1, 2]
+    old = world.versions[0]
+    old.status, old.activated_at = VersionStatus.RETIRED, utcnow()
+    db.session.add(
+        BotVersion(
+            bot_id=old.bot_id,
+            number=2,
+            sha256=old.sha256,
+            status=VersionStatus.ACTIVE,
+            games=old.games,
+            language=old.language,
+            activated_at=utcnow(),
+        )
+    )
+    db.session.commit()
+    # Its rating row still counts the first version's match: the new version has played none.
+    rows = {r["bot"]: r for r in _standings(client, world)}
+    assert rows["alice-bot"]["matches"] == 1
+    assert rows["alice-bot"]["rank"] is None
+    assert rows["alice-bot"]["rank_label"] == "placing, 0 of 1"
+    assert rows["mallory-bot"]["rank"] == 1
