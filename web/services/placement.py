@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import func, or_, select
 
 from web.extensions import db
 from web.models import (
@@ -64,34 +64,29 @@ def placing_bots(bot_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
         return {}
     ids = list(bot_ids)
     active: dict[int, int] = {}
-    for bot_id, version_id in db.session.execute(
-        select(BotVersion.bot_id, BotVersion.id)
-        .where(BotVersion.bot_id.in_(ids), BotVersion.status == VersionStatus.ACTIVE)
+    activated: dict[int, set[int]] = {}
+    for bot_id, version_id, status, activated_at in db.session.execute(
+        select(BotVersion.bot_id, BotVersion.id, BotVersion.status, BotVersion.activated_at)
+        .where(
+            BotVersion.bot_id.in_(ids),
+            or_(BotVersion.status == VersionStatus.ACTIVE, BotVersion.activated_at.is_not(None)),
+        )
         .order_by(BotVersion.number)
     ):
-        active[int(bot_id)] = int(version_id)  # the newest active version wins
+        if status == VersionStatus.ACTIVE:
+            active[int(bot_id)] = int(version_id)  # the newest active version wins
+        if activated_at is not None:
+            activated.setdefault(int(bot_id), set()).add(int(version_id))
     if not active:
         return {}
-    rated = func.coalesce(func.sum(Rating.games), 0)
-    other_versions = (
-        select(func.count())
-        .select_from(BotVersion)
-        .where(
-            BotVersion.bot_id == Rating.bot_id,
-            BotVersion.activated_at.is_not(None),
-            BotVersion.id.not_in(list(active.values())),
-        )
-        .correlate(Rating)
-        .scalar_subquery()
-    )
     placed = {
         int(bot_id)
-        for bot_id, games, others in db.session.execute(
-            select(Rating.bot_id, rated, other_versions)
+        for bot_id, games in db.session.execute(
+            select(Rating.bot_id, func.sum(Rating.games))
             .where(Rating.bot_id.in_(list(active)))
             .group_by(Rating.bot_id)
         )
-        if games >= wanted and not others
+        if int(games or 0) >= wanted and activated.get(int(bot_id), set()) <= {active[bot_id]}
     }
     counted = {bot_id: v for bot_id, v in active.items() if bot_id not in placed}
     if not counted:
