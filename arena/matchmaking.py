@@ -141,6 +141,58 @@ def pick_table(
     return seat_table([c.bot for c in table], seat_counts or {}, rng)
 
 
+PLACEMENT_SPREAD = 3
+"""Opponents a newcomer meets across the ladder (strong, middle, weak) before converging."""
+
+
+def spread_tables(players: int) -> int:
+    """Placement tables that seat a newcomer against the whole ladder: enough for
+    ``PLACEMENT_SPREAD`` opponents."""
+    return -(-PLACEMENT_SPREAD // max(1, players - 1))
+
+
+def placement_table(
+    newcomer: Candidate,
+    candidates: Sequence[Candidate],
+    players: int,
+    table_index: int,
+    rng: random.Random,
+) -> list[Candidate]:
+    """The opponents of a newcomer's placement table number ``table_index`` (0 first), with the
+    newcomer first: all of distinct authors.
+
+    The first ``spread_tables(players)`` tables span the ladder: their opponents sit at evenly
+    spaced places of the order by mu, from the strongest down to the weakest (with 4 seats the
+    first table is the best, the middle and the last bot). The newcomer's own rating says
+    nothing yet, so these tables measure it against the whole field. Every later table takes
+    the opponents nearest the newcomer's current mu (``fill_table``): its estimate after the
+    spread, which those close games then refine.
+    """
+    spread = spread_tables(players)
+    if table_index >= spread:
+        return fill_table(newcomer, candidates, players, rng)
+    pool = sorted(
+        (c for c in candidates if c.bot != newcomer.bot and c.author != newcomer.author),
+        key=lambda c: (-c.mu, c.bot),
+    )
+    wanted = players - 1
+    slots = max(1, spread * wanted)
+    table = [newcomer]
+    authors = {newcomer.author}
+    for k in range(wanted):
+        eligible = [c for c in pool if c.author not in authors]
+        if not eligible:
+            raise NoTableError(f"cannot seat {players} bots of distinct authors")
+        slot = table_index * wanted + k
+        # The k-th of ``slots`` evenly spaced places from the top (0) to the bottom (1).
+        where = slot / (slots - 1) if slots > 1 else 0.5
+        target = where * (len(pool) - 1)
+        pick = min(eligible, key=lambda c: (abs(pool.index(c) - target), c.bot))
+        table.append(pick)
+        authors.add(pick.author)
+    return table
+
+
 def mirrored_seatings(bots: Sequence[T]) -> list[list[T]]:
     """``n`` seatings of ``n`` bots, each rotated one seat further: every bot sits everywhere.
 

@@ -13,11 +13,26 @@ mirrored group of four tables costs four matches.
     .venv/bin/python bench/ladder_sim.py [--reps 21] [--seed 1]
 
 The last line is ``tau1000=<median for our matchmaking with mirrored deals>``.
+
+``--part placement`` measures placement instead: 19 bots settle on a mirrored ladder
+(``WARMUP`` matches of our matchmaking), then a new bot of a given strength (true rank 1-4
+strong, 9-12 middle, 17-20 weak) plays its placement tables alone, as the web scheduler seats
+them (table ``t`` is chosen from the ratings after table ``t - 2``: two tables are queued
+ahead). For the old choice (``fill_table``: the nearest in mu from the start) and ours
+(``placement_table``: strong, middle and weak first, then the nearest) on the same ladder and
+the same deals, it prints the median distance between the new bot's rank after placement and
+its true rank among the 20, ranked by ``mu - 3 sigma`` and by ``mu``.
+
+    .venv/bin/python bench/ladder_sim.py --part placement [--reps 41] [--placement-matches 10]
+
+It does so on two ladder shapes (``SHAPES``). Its last line is
+``placement_worst=<largest median distance of ours, ranked by mu as the ladder ranks>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import random
 import statistics
 from collections.abc import Callable, Sequence
@@ -122,11 +137,141 @@ def simulate(pairing: Pairing, mirrored: bool, seed: int) -> list[float]:
     return taus
 
 
+WARMUP = 1000
+"""Matches the 19 settled bots play before a newcomer arrives."""
+PLACEMENT_MATCHES = 10
+"""As ``PLACEMENT_MATCHES`` in ``web/config.py``: whole mirrored tables, so 12 matches."""
+QUEUED_AHEAD = 2
+"""As ``PLACEMENT_AHEAD`` in ``web/services/ladders.py``: tables chosen before results come in."""
+STRENGTHS = {"strong": (1, 4), "middle": (9, 12), "weak": (17, 20)}
+"""True rank bands (1 is best) of the newcomer."""
+SHAPES = ("even", "crowded")
+"""Ladders of evenly spaced strengths, and ladders crowded at the bottom (the 12 weakest bots
+within the lowest fifth of the range, as when house bots that play at random fill a ladder):
+there the newcomer's starting mu sits among the weak."""
+
+
+def true_strengths(shape: str) -> list[float]:
+    """The 20 strengths, best first."""
+    if shape == "even":
+        return [STRENGTH_SPREAD * (BOTS - 1 - i) / (BOTS - 1) for i in range(BOTS)]
+    top, crowd = BOTS - 12, 12
+    upper = [STRENGTH_SPREAD * (1 - 0.8 * i / top) for i in range(top)]
+    lower = [STRENGTH_SPREAD * 0.2 * (crowd - 1 - i) / (crowd - 1) for i in range(crowd)]
+    return upper + lower
+
+
+Choice = Callable[[matchmaking.Candidate, list[Candidate], int, random.Random], list[Candidate]]
+
+
+def old_choice(
+    newcomer: Candidate, pool: list[Candidate], table_index: int, rng: random.Random
+) -> list[Candidate]:
+    return matchmaking.fill_table(newcomer, pool, PLAYERS, rng)
+
+
+def our_choice(
+    newcomer: Candidate, pool: list[Candidate], table_index: int, rng: random.Random
+) -> list[Candidate]:
+    return matchmaking.placement_table(newcomer, pool, PLAYERS, table_index, rng)
+
+
+def rank_of(bot: int, scores: Sequence[float]) -> int:
+    """1 + how many bots score strictly higher than ``bot``."""
+    return 1 + sum(1 for s in scores if s > scores[bot])
+
+
+def settled_ladder(strength: str, seed: int, shape: str = "even") -> tuple[Ladder, int]:
+    """19 settled bots and a newcomer (the last bot) of the given strength; its true rank."""
+    rng = random.Random(seed)
+    low, high = STRENGTHS[strength]
+    true_rank = rng.randint(low, high)
+    strengths = true_strengths(shape)
+    newcomer = strengths.pop(true_rank - 1)
+    rng.shuffle(strengths)
+    ladder = Ladder(strengths, rng)
+    while ladder.matches < WARMUP:
+        table = our_matchmaking(ladder)
+        luck = [rng.gauss(0, LUCK_SD) for _ in range(PLAYERS)]
+        for seating in matchmaking.mirrored_seatings(table):
+            ladder.play(seating, luck)
+    ladder.strengths.append(newcomer)
+    ladder.ratings.append(Rating())
+    ladder.games.append(0)
+    ladder.last_played.append(ladder.matches)
+    return ladder, true_rank
+
+
+def place(ladder: Ladder, choice: Choice, seed: int, matches: int = PLACEMENT_MATCHES) -> Ladder:
+    """Play the newcomer's placement tables on a copy of ``ladder``."""
+    ladder = copy.deepcopy(ladder)
+    ladder.rng = random.Random(seed)
+    newcomer = len(ladder.strengths) - 1
+    tables = -(-matches // PLAYERS)
+    snapshots = [ladder.candidates()]
+    for t in range(tables):
+        pool = snapshots[max(0, t - QUEUED_AHEAD + 1)]
+        seated = choice(pool[newcomer], pool, t, ladder.rng)
+        table = [int(c.bot) for c in seated]
+        luck = [ladder.rng.gauss(0, LUCK_SD) for _ in range(PLAYERS)]
+        for seating in matchmaking.mirrored_seatings(table):
+            ladder.play(seating, luck)
+        snapshots.append(ladder.candidates())
+    return ladder
+
+
+def placement_report(reps: int, seed: int, matches: int = PLACEMENT_MATCHES) -> float:
+    """Print the placement table; the largest median distance of ours, ranked by mu (as the
+    ladder ranks)."""
+    choices: list[tuple[str, Choice]] = [("old: nearest", old_choice), ("ours: spread", our_choice)]
+    print(
+        f"{BOTS} bots, {PLAYERS} seats, a newcomer's {matches} placement matches "
+        f"after {WARMUP} settling ones"
+    )
+    print(f"median |rank after placement - true rank| over {reps} runs")
+    print(
+        f"{'ladder, newcomer':<18}"
+        + "".join(f"{n + ' ' + by:>24}" for n, _ in choices for by in ("mu-3sigma", "mu"))
+    )
+    worst = 0.0
+    for shape, strength in [(sh, st) for sh in SHAPES for st in STRENGTHS]:
+        distances: dict[tuple[str, str], list[int]] = {}
+        for r in range(reps):
+            run_seed = seed * 1000 + r
+            ladder, true_rank = settled_ladder(strength, run_seed, shape)
+            for name, choice in choices:
+                placed = place(ladder, choice, run_seed + 7, matches)
+                newcomer = len(placed.strengths) - 1
+                conservative = [ratings.display(x) for x in placed.ratings]
+                mean = [x.mu for x in placed.ratings]
+                for by, scores in (("mu-3sigma", conservative), ("mu", mean)):
+                    distance = abs(rank_of(newcomer, scores) - true_rank)
+                    distances.setdefault((name, by), []).append(distance)
+        medians = {k: statistics.median(v) for k, v in distances.items()}
+        print(
+            f"{shape + ', ' + strength:<18}"
+            + "".join(
+                f"{medians[(n, by)]:>24.1f}" for n, _ in choices for by in ("mu-3sigma", "mu")
+            ),
+            flush=True,
+        )
+        worst = max(worst, medians[("ours: spread", "mu")])
+    return worst
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=21, help="repetitions per setup (median)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--part", choices=("tau", "placement"), default="tau")
+    parser.add_argument(
+        "--placement-matches", type=int, default=PLACEMENT_MATCHES, help="with --part placement"
+    )
     args = parser.parse_args()
+    if args.part == "placement":
+        worst = placement_report(args.reps, args.seed, args.placement_matches)
+        print(f"placement_worst={worst:.1f}")
+        return
     setups: list[tuple[str, Pairing, bool]] = [
         ("random pairing", random_pairing, False),
         ("random pairing, mirrored", random_pairing, True),

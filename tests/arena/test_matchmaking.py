@@ -189,3 +189,43 @@ def test_swiss_avoids_repeat_tables() -> None:
 
 def test_swiss_rounds_grow_with_the_field() -> None:
     assert mm.swiss_rounds_for(4, 4) < mm.swiss_rounds_for(64, 4)
+
+
+def _ladder(n: int = 20) -> list[mm.Candidate]:
+    """``n`` bots of distinct authors, b0 the strongest (mu 40) down to the weakest (mu 21)."""
+    return [mm.Candidate(f"b{i}", f"a{i}", 40.0 - i, 1.0, 50) for i in range(n)]
+
+
+def test_placement_first_table_spans_the_ladder() -> None:
+    bots = _ladder()
+    newcomer = mm.Candidate("new", "someone", 25.0, 8.3)
+    table = mm.placement_table(newcomer, [*bots, newcomer], 4, 0, random.Random(3))
+    # The newcomer's mu (25) sits near the bottom, yet it meets the best, the middle, the worst.
+    assert [c.bot for c in table] == ["new", "b0", "b10", "b19"]
+
+
+def test_placement_spread_takes_several_tables_at_two_seats() -> None:
+    bots = _ladder()
+    newcomer = mm.Candidate("new", "someone", 25.0, 8.3)
+    assert mm.spread_tables(2) == 3
+    met = [mm.placement_table(newcomer, bots, 2, t, random.Random(t))[1].bot for t in range(3)]
+    assert met == ["b0", "b10", "b19"]
+
+
+def test_placement_converges_on_the_current_estimate() -> None:
+    bots = _ladder()
+    # After the spread the newcomer's mu says it is about as good as b5 (mu 35).
+    placed = mm.Candidate("new", "someone", 35.2, 4.0)
+    table = mm.placement_table(placed, bots, 4, 1, random.Random(5))
+    assert sorted(c.bot for c in table[1:]) == ["b4", "b5", "b6"]
+
+
+def test_placement_keeps_authors_apart_and_says_when_it_cannot() -> None:
+    bots = _ladder()
+    # The strongest bot is the newcomer author's own: the next best stands in for it.
+    own = mm.Candidate("b0", "someone", 40.0, 1.0)
+    newcomer = mm.Candidate("new", "someone", 25.0, 8.3)
+    table = mm.placement_table(newcomer, [own, *bots[1:]], 4, 0, random.Random(1))
+    assert [c.bot for c in table] == ["new", "b1", "b10", "b19"]
+    with pytest.raises(mm.NoTableError):
+        mm.placement_table(newcomer, bots[:2], 4, 0, random.Random(1))

@@ -294,7 +294,7 @@ def test_placement_matches_go_first_and_are_counted(
     newcomer = sample_version("python/challenge-heuristic", owner_name="bob", house=False)
     assert ladders.placement_left(newcomer) == 4
     page = client.get(f"/bots/{newcomer.bot_id}").get_data(as_text=True)
-    assert "placement matches left: <b>4</b>" in page
+    assert "<b>placing, 0 of 4</b>" in page
     ladders.schedule_all()
     urgent = queued_ids(URGENT)
     seated = set(
@@ -317,7 +317,7 @@ def test_placement_matches_go_first_and_are_counted(
     api = client.get(f"/api/v1/versions/{newcomer.id}").get_json()
     assert api["data"]["placement_left"] == 0
     page = client.get(f"/bots/{newcomer.bot_id}").get_data(as_text=True)
-    assert "placement matches left" not in page
+    assert "placing," not in page
     kinds = set(db.session.scalars(select(Match.kind).where(Match.id.in_(list(urgent)))))
     assert kinds == {MatchKind.LADDER}
     # Placement played: what is scheduled from now on is ordinary again.

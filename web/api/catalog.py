@@ -66,7 +66,7 @@ def ladders() -> dict[str, Any]:
 @blp.arguments(s.StandingsArgs, location="query")
 @blp.response(200, s.envelope(s.LadderStandings))
 def ladder(args: dict[str, Any], slug: str) -> dict[str, Any]:
-    """A ladder and one page of its standings (rank by ``mu - 3 sigma``)."""
+    """A ladder and one page of its standings (ranked by ``mu`` once placed, docs/ratings.md)."""
     found = queries.ladder_by_slug(slug)
     if found is None:
         abort(404, description=f"no ladder {slug!r}")

@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import url_for
 
-from web.api.queries import iso, score
+from web.api.queries import bot_ranks, iso, placing_json, rank_label, score
 from web.models import Bot, BotVersion, Challenge, Ladder, Match, MatchStatus, Rating, Tournament
 from web.services import sealing
 from web.services.ladders import placement_left
@@ -46,9 +46,18 @@ def _public_error(version: BotVersion) -> str | None:
     return "refused" if version.error else None
 
 
-def rating_json(rating: Rating, ladder: Ladder) -> dict[str, Any]:
+def rating_json(
+    rating: Rating,
+    ladder: Ladder,
+    rank: tuple[int | None, tuple[int, int] | None] = (None, None),
+) -> dict[str, Any]:
+    """A bot's rating on one ladder, with its ``rank`` there: (rank, placing) as from
+    ``queries.bot_ranks``."""
     return {
         "ladder": ladder.slug,
+        "rank": rank[0],
+        "rank_label": rank_label(*rank),
+        "placing": placing_json(rank[1]),
         "score": round(score(rating.mu, rating.sigma), 3),
         "mu": round(rating.mu, 3),
         "sigma": round(rating.sigma, 3),
@@ -59,6 +68,8 @@ def rating_json(rating: Rating, ladder: Ladder) -> dict[str, Any]:
 def bot_json(
     bot: Bot, private: bool, ratings: list[tuple[Rating, Ladder]] | None = None
 ) -> dict[str, Any]:
+    rated = ratings or []
+    ranks = bot_ranks(bot.id, [ladder.id for _, ladder in rated])
     return {
         "id": bot.id,
         "name": bot.name,
@@ -68,7 +79,9 @@ def bot_json(
         "pinned": bot.pinned_number,
         "paused_reason": bot.paused_reason,
         "created_at": iso(bot.created_at),
-        "ratings": [rating_json(r, ladder) for r, ladder in ratings or []],
+        "ratings": [
+            rating_json(r, ladder, ranks.get(ladder.id, (None, None))) for r, ladder in rated
+        ],
         "versions": [version_json(v, private) for v in bot.versions],
     }
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select, true
 from sqlalchemy.orm import joinedload, selectinload
 
 from web.extensions import db
@@ -30,6 +30,7 @@ from web.models import (
     User,
     utcnow,
 )
+from web.services.placement import placing_bots
 
 T = TypeVar("T")
 
@@ -71,8 +72,48 @@ def paginate(stmt: Select[Any], page: int, per_page: int) -> Page[Any]:
 
 
 def score(mu: float, sigma: float) -> float:
-    """The leaderboard score (``arena.ratings.display``)."""
+    """The conservative rating ``mu - 3 sigma`` (``arena.ratings.display``), shown as the score."""
     return mu - 3 * sigma
+
+
+RANK_BY = Rating.mu
+"""What ranks order by: the mean estimate ``mu`` (docs/ratings.md, "Ranks")."""
+
+
+def rank_label(rank: int | None, placing: tuple[int, int] | None) -> str:
+    """How a rank reads on the site: ``3``, ``placing, 7 of 10`` or ``unranked``."""
+    if placing is not None:
+        return f"placing, {placing[0]} of {placing[1]}"
+    return str(rank) if rank is not None else "unranked"
+
+
+def _ranked_flag(placing: dict[int, tuple[int, int]]) -> ColumnElement[int]:
+    """1 for a rating that has a rank (rated matches played, placement over), else 0."""
+    conds = [Rating.games > 0]
+    if placing:
+        conds.append(Rating.bot_id.not_in(list(placing)))
+    return case((and_(*conds), 1), else_=0)
+
+
+def _ranks(ladder_id: int, placing: dict[int, tuple[int, int]]) -> Any:
+    """Per rating of the ladder: ``ranked`` (1 or 0) and ``rank`` among the ranked ones."""
+    ranked = _ranked_flag(placing)
+    return (
+        select(
+            Rating.id.label("rid"),
+            ranked.label("ranked"),
+            func.rank().over(partition_by=ranked, order_by=RANK_BY.desc()).label("rank"),
+        )
+        .join(Bot, Bot.id == Rating.bot_id)
+        .where(Rating.ladder_id == ladder_id, _listed)
+        .subquery()
+    )
+
+
+def ladder_placing(ladder_id: int) -> dict[int, tuple[int, int]]:
+    """The bots of a ladder still placing: (played, owed) by bot id."""
+    bot_ids = list(db.session.scalars(select(Rating.bot_id).where(Rating.ladder_id == ladder_id)))
+    return placing_bots(bot_ids)
 
 
 # --- ladders --------------------------------------------------------------------------------
@@ -99,7 +140,8 @@ def ladder_by_slug(slug: str) -> Ladder | None:
 class Standing:
     """One row of a ladder table."""
 
-    rank: int
+    rank: int | None
+    """None while the bot is placing or has no rated match."""
     bot_id: int
     bot: str
     author: str
@@ -111,10 +153,18 @@ class Standing:
     last_active: datetime | None
     placements: dict[int, int] = field(default_factory=dict)
     trend: list[float] = field(default_factory=list)
+    placing: tuple[int, int] | None = None
+    """(placement matches played, owed in all) while the bot's active version is placing."""
+
+    @property
+    def rank_label(self) -> str:
+        return rank_label(self.rank, self.placing)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "rank": self.rank,
+            "rank_label": self.rank_label,
+            "placing": placing_json(self.placing),
             "bot_id": self.bot_id,
             "bot": self.bot,
             "author": self.author,
@@ -129,7 +179,12 @@ class Standing:
         }
 
 
+def placing_json(placing: tuple[int, int] | None) -> dict[str, int] | None:
+    return {"played": placing[0], "of": placing[1]} if placing else None
+
+
 SORTS: dict[str, Any] = {
+    "rank": RANK_BY.desc(),
     "score": (Rating.mu - 3 * Rating.sigma).desc(),
     "mu": Rating.mu.desc(),
     "sigma": Rating.sigma.asc(),
@@ -140,37 +195,31 @@ SORTS: dict[str, Any] = {
 
 
 def standings(
-    ladder: Ladder, sort: str = "score", page: int = 1, per_page: int = 50
+    ladder: Ladder, sort: str = "rank", page: int = 1, per_page: int = 50
 ) -> Page[Standing]:
-    """A page of ``ladder``'s table sorted by ``sort``; ranks always follow the score."""
-    ranked = (
-        select(
-            Rating.id.label("rid"),
-            func.rank().over(order_by=(Rating.mu - 3 * Rating.sigma).desc()).label("rank"),
-        )
-        .join(Bot, Bot.id == Rating.bot_id)
-        .where(Rating.ladder_id == ladder.id, _listed)
-        .subquery()
-    )
+    """A page of ``ladder``'s table sorted by ``sort`` (the ranked bots first, then the placing
+    and unranked ones, each group in that order); ranks always follow ``RANK_BY``."""
+    placing = ladder_placing(ladder.id)
+    ranked = _ranks(ladder.id, placing)
     stmt = (
-        select(Rating, ranked.c.rank, Bot.name, Bot.status, User.username)
+        select(Rating, ranked.c.rank, ranked.c.ranked, Bot.name, Bot.status, User.username)
         .join(ranked, ranked.c.rid == Rating.id)
         .join(Bot, Bot.id == Rating.bot_id)
         .join(User, User.id == Bot.owner_id)
-        .order_by(SORTS.get(sort, SORTS["score"]), Rating.id)
+        .order_by(ranked.c.ranked.desc(), SORTS.get(sort, SORTS["rank"]), Rating.id)
     )
     total = db.session.scalar(select(func.count()).select_from(ranked))
     rows = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page)).all()
     bot_ids = [row[0].bot_id for row in rows]
     places, trends = placements(ladder.id, bot_ids), trend_points(ladder.id, bot_ids)
-    items = [_standing(row, places, trends) for row in rows]
+    items = [_standing(row, places, trends, placing) for row in rows]
     return Page(items, page, per_page, int(total or 0))
 
 
-def _standing(row: Any, places: Any, trends: Any) -> Standing:
-    rating, rank, name, status, author = row
+def _standing(row: Any, places: Any, trends: Any, placing: dict[int, tuple[int, int]]) -> Standing:
+    rating, rank, ranked, name, status, author = row
     return Standing(
-        rank=int(rank),
+        rank=int(rank) if ranked else None,
         bot_id=rating.bot_id,
         bot=name,
         author=author,
@@ -182,7 +231,28 @@ def _standing(row: Any, places: Any, trends: Any) -> Standing:
         last_active=rating.last_played_at,
         placements=places.get(rating.bot_id, {}),
         trend=trends.get(rating.bot_id, []),
+        placing=placing.get(rating.bot_id),
     )
+
+
+def bot_ranks(
+    bot_id: int, ladder_ids: list[int]
+) -> dict[int, tuple[int | None, tuple[int, int] | None]]:
+    """The bot's (rank, placing) on each of ``ladder_ids``, as the ladder tables show them."""
+    placing = placing_bots([bot_id])
+    found: dict[int, tuple[int | None, tuple[int, int] | None]] = {}
+    for ladder_id in ladder_ids:
+        if bot_id in placing:
+            found[ladder_id] = (None, placing[bot_id])
+            continue
+        ranked = _ranks(ladder_id, ladder_placing(ladder_id))
+        row = db.session.execute(
+            select(ranked.c.rank, ranked.c.ranked)
+            .join(Rating, Rating.id == ranked.c.rid)
+            .where(Rating.bot_id == bot_id)
+        ).first()
+        found[ladder_id] = (int(row[0]) if row is not None and row[1] else None, None)
+    return found
 
 
 def placements(ladder_id: int, bot_ids: list[int]) -> dict[int, dict[int, int]]:
@@ -252,16 +322,17 @@ def _latest_changes_window(ladder_id: int, bot_ids: list[int], points: int) -> l
 
 
 def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str]]]:
-    """The best few bots of every ladder: (rating, bot name, author) by ladder id."""
+    """The best few ranked bots of every ladder: (rating, bot name, author) by ladder id."""
+    placing = placing_bots(list(db.session.scalars(select(Rating.bot_id).distinct())))
     numbered = (
         select(
             Rating.id,
             func.row_number()
-            .over(partition_by=Rating.ladder_id, order_by=(Rating.mu - 3 * Rating.sigma).desc())
+            .over(partition_by=Rating.ladder_id, order_by=RANK_BY.desc())
             .label("n"),
         )
         .join(Bot, Bot.id == Rating.bot_id)
-        .where(_listed)
+        .where(_listed, _ranked_flag(placing) == 1)
         .subquery()
     )
     rows = db.session.execute(

@@ -55,8 +55,8 @@ class PageArgs(Schema):
 
 class StandingsArgs(PageArgs):
     sort = fields.String(
-        load_default="score",
-        validate=validate.OneOf(["score", "mu", "sigma", "matches", "active", "bot"]),
+        load_default="rank",
+        validate=validate.OneOf(["rank", "score", "mu", "sigma", "matches", "active", "bot"]),
     )
 
 
@@ -149,8 +149,20 @@ class Ladder(Schema):
     active = fields.Boolean(required=True)
 
 
+class Placing(Schema):
+    played = fields.Integer(required=True, metadata={"description": "placement matches played"})
+    of = fields.Integer(required=True, metadata={"description": "placement matches owed in all"})
+
+
+RANK_DOC = "by mu among the bots with rated matches and placement over; null otherwise"
+RANK_LABEL_DOC = 'the rank as the site shows it: "3", "placing, 7 of 10" or "unranked"'
+PLACING_DOC = "while the bot's active version plays its placement matches, else null"
+
+
 class Standing(Schema):
-    rank = fields.Integer(required=True)
+    rank = fields.Integer(required=True, allow_none=True, metadata={"description": RANK_DOC})
+    rank_label = fields.String(required=True, metadata={"description": RANK_LABEL_DOC})
+    placing = fields.Nested(Placing, allow_none=True, metadata={"description": PLACING_DOC})
     bot_id = fields.Integer(required=True)
     bot = fields.String(required=True)
     author = fields.String(required=True)
@@ -188,6 +200,9 @@ class Version(Schema):
 
 class BotRating(Schema):
     ladder = fields.String(required=True)
+    rank = fields.Integer(allow_none=True, metadata={"description": RANK_DOC})
+    rank_label = fields.String(metadata={"description": RANK_LABEL_DOC})
+    placing = fields.Nested(Placing, allow_none=True, metadata={"description": PLACING_DOC})
     score = fields.Float(required=True)
     mu = fields.Float(required=True)
     sigma = fields.Float(required=True)

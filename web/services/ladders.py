@@ -270,20 +270,22 @@ def _in_flight(ladder: Ladder, version_id: int) -> int:
 
 
 def schedule_placement(ladder: Ladder, rng: random.Random) -> list[Match]:
-    """Queue urgent tables for versions still owing placement matches on ``ladder``: each such
-    version is seated with its nearest opponents, ahead of every ordinary match. Does not
-    commit."""
+    """Queue urgent tables for versions still owing placement matches on ``ladder``, ahead of
+    every ordinary match: first against the strong, middle and weak of the ladder, then against
+    the bots nearest its rating (``matchmaking.placement_table``). Does not commit."""
     if int(current_app.config["PLACEMENT_MATCHES"]) <= 0:
         return []
     pool = candidates(ladder)
     played = placement_played([v.id for _, v in pool])
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     made: list[Match] = []
+    per_table = ladder.players if ladder.mirrored else 1
     for candidate, version in pool:
         left = wanted - played.get(version.id, 0)
-        cap = min(left, PLACEMENT_AHEAD * (ladder.players if ladder.mirrored else 1))
-        while left > 0 and _in_flight(ladder, version.id) < cap:
-            tables = _placement_table(ladder, rng, candidate, pool)
+        cap = min(left, PLACEMENT_AHEAD * per_table)
+        while left > 0 and (in_flight := _in_flight(ladder, version.id)) < cap:
+            index = (played.get(version.id, 0) + in_flight) // per_table
+            tables = _placement_table(ladder, rng, candidate, pool, index)
             if not tables:
                 break
             made.extend(tables)
@@ -295,11 +297,14 @@ def _placement_table(
     rng: random.Random,
     newcomer: matchmaking.Candidate,
     pool: list[tuple[matchmaking.Candidate, BotVersion]],
+    index: int,
 ) -> list[Match]:
-
+    """The matches of ``newcomer``'s placement table number ``index`` (0 first)."""
     versions = {c.bot: v for c, v in pool}
     try:
-        table = matchmaking.fill_table(newcomer, [c for c, _ in pool], ladder.players, rng)
+        table = matchmaking.placement_table(
+            newcomer, [c for c, _ in pool], ladder.players, index, rng
+        )
     except matchmaking.NoTableError:
         return []
     order = matchmaking.seat_table([c.bot for c in table], seat_counts(ladder), rng)

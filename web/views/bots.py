@@ -57,6 +57,8 @@ def bot(bot_id: int) -> ResponseReturnValue:
         owner=auth.owns_bot(user, found.owner_id),
         admin=auth.is_admin(user),
         ratings=ratings,
+        ranks=queries.bot_ranks(bot_id, [ladder.id for _, ladder in ratings]),
+        rank_label=queries.rank_label,
         ladder=chosen,
         history=history,
         places=places,
@@ -72,13 +74,14 @@ def bot(bot_id: int) -> ResponseReturnValue:
     )
 
 
-def _placement(found: Bot) -> tuple[int, int] | None:
-    """(number, placement matches left) of the bot's active version, if it has any left."""
-    from web.services.ladders import placement_left
+def _placement(found: Bot) -> tuple[int, int, int] | None:
+    """(number, placement matches played, owed in all) of the bot's active version while it
+    is placing."""
+    from web.services.placement import placing_bots
 
     active = found.active_version()
-    left = placement_left(active) if active is not None else 0
-    return (active.number, left) if active is not None and left else None
+    placing = placing_bots([found.id]).get(found.id)
+    return (active.number, *placing) if active is not None and placing else None
 
 
 def _chosen_ladder(ratings: list[tuple[Rating, Ladder]], slug: str | None) -> Ladder | None:

@@ -24,8 +24,8 @@ def ladder(slug: str) -> ResponseReturnValue:
     found = queries.ladder_by_slug(slug)
     if found is None:
         abort(404)
-    sort = request.args.get("sort", "score")
+    sort = request.args.get("sort", "rank")
     if sort not in queries.SORTS:
-        sort = "score"
+        sort = "rank"
     page = queries.standings(found, sort, page_arg(), PER_PAGE)
     return render_template("ladder.html", ladder=found, page=page, sort=sort)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import zipfile
 
+from flask import Flask
 from flask.testing import FlaskClient
 
 from arena.replay import check_replay, verify
@@ -44,7 +45,8 @@ def test_errors_are_json_everywhere_under_api(client: FlaskClient, world: World)
     assert client.delete("/api/v1/games").get_json()["error"]["status"] == 405
 
 
-def test_ladder_standings(client: FlaskClient, world: World) -> None:
+def test_ladder_standings(app: Flask, client: FlaskClient, world: World) -> None:
+    app.config["PLACEMENT_MATCHES"] = 1  # one rated match each: both placed and ranked
     body = client.get(f"/api/v1/ladders/{world.ladder.slug}?per_page=1").get_json()
     assert body["meta"] == {"page": 1, "per_page": 1, "total": 2, "pages": 2}
     top = body["data"]["standings"][0]

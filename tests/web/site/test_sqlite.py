@@ -61,6 +61,7 @@ def test_pages_and_api_on_sqlite(sqlite_app: Flask) -> None:
     running = _match(ladder, [ver_a, ver_b], RUNNING_SEED, MatchStatus.RUNNING)
     _run_partly(running, record(RUNNING_SEED))
     db.session.commit()
+    sqlite_app.config["PLACEMENT_MATCHES"] = 1  # one rated match each: both placed and ranked
     client = sqlite_app.test_client()
     login(client, "alice")
     urls = [
