@@ -48,6 +48,8 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "REAP_INTERVAL": 60.0,
         "QUEUE_TARGET": 4,
         "PLACEMENT_MATCHES": 10,
+        "SETTLED_SIGMA": 2.5,
+        "SETTLED_INTERVAL": 600.0,
         "PAUSE_AFTER_FAILURES": 5,
         "VALIDATION_MATCH": True,
         "WORKER_CONCURRENCY": 2,

@@ -10,16 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import func, select, true
 
 from web.extensions import db
 from web.models import BotVersion, Match, MatchKind, MatchSeat, MatchStatus, VersionStatus
 
 
-def placement_played(version_ids: Sequence[int]) -> dict[int, int]:
-    """Finished ladder matches played by each of ``version_ids``."""
+def placement_played(version_ids: Sequence[int], cap: int | None = None) -> dict[int, int]:
+    """Finished ladder matches played by each of ``version_ids``; with ``cap``, counted up to
+    ``cap`` only (all placement needs), which on PostgreSQL reads at most ``cap`` seats of each
+    version however many matches it has played."""
     if not version_ids:
         return {}
+    if cap is not None and db.session.get_bind().dialect.name == "postgresql":
+        return _played_capped(version_ids, cap)
     rows = db.session.execute(
         select(MatchSeat.bot_version_id, func.count())
         .join(Match, Match.id == MatchSeat.match_id)
@@ -29,6 +33,29 @@ def placement_played(version_ids: Sequence[int]) -> dict[int, int]:
             Match.status == MatchStatus.FINISHED,
         )
         .group_by(MatchSeat.bot_version_id)
+    ).all()
+    return {int(version_id): int(n) for version_id, n in rows}
+
+
+def _played_capped(version_ids: Sequence[int], cap: int) -> dict[int, int]:
+    """One short index scan per version (``match_seats.bot_version_id``), stopped at ``cap``."""
+    versions = select(func.unnest(list(version_ids)).label("version_id")).subquery()
+    first = (
+        select(MatchSeat.id)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(
+            MatchSeat.bot_version_id == versions.c.version_id,
+            Match.kind == MatchKind.LADDER,
+            Match.status == MatchStatus.FINISHED,
+        )
+        .limit(cap)
+        .lateral()
+    )
+    rows = db.session.execute(
+        select(versions.c.version_id, func.count())
+        .select_from(versions)
+        .join(first, true())
+        .group_by(versions.c.version_id)
     ).all()
     return {int(version_id): int(n) for version_id, n in rows}
 
