@@ -65,4 +65,13 @@ def placement_left(version: BotVersion) -> int:
     if version.status != VersionStatus.ACTIVE:
         return 0
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
-    return max(0, wanted - placement_played([version.id]).get(version.id, 0))
+    return max(0, wanted - placement_played([version.id], cap=wanted).get(version.id, 0))
+
+
+def placement_owed(versions: Sequence[BotVersion]) -> dict[int, int]:
+    """Placement matches left for each of ``versions`` (by id; 0 unless active), counted in
+    one query for a whole list."""
+    active = [v.id for v in versions if v.status == VersionStatus.ACTIVE]
+    wanted = int(current_app.config["PLACEMENT_MATCHES"])
+    played = placement_played(active, cap=wanted) if wanted > 0 else {}
+    return {v: max(0, wanted - played.get(v, 0)) for v in active}
