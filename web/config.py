@@ -62,6 +62,8 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "LEASE_CHECK_INTERVAL": 2.0,
         "QUEUE_TARGET": 4,
         "PLACEMENT_MATCHES": 10,
+        "SETTLED_SIGMA": 2.5,
+        "SETTLED_INTERVAL": 600.0,
         "PAUSE_AFTER_FAILURES": 5,
         "VALIDATION_MATCH": True,
         "WORKER_CONCURRENCY": 2,

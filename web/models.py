@@ -280,7 +280,11 @@ class Match(db.Model):  # type: ignore[name-defined]
     """One match. The row, not the broker message, says whether it still has to be played."""
 
     __tablename__ = "matches"
-    __table_args__ = (Index("ix_matches_status_lease", "status", "lease_until"),)
+    __table_args__ = (
+        Index("ix_matches_status_lease", "status", "lease_until"),
+        Index("ix_matches_ladder_status", "ladder_id", "status"),  # a ladder's pending matches
+        Index("ix_matches_finished_at", "finished_at"),  # workers seen lately
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     kind: Mapped[MatchKind] = mapped_column(_enum(MatchKind), default=MatchKind.LADDER)

@@ -18,6 +18,7 @@ from web.api.uploads import accept, manifest_part, too_large
 from web.extensions import db
 from web.models import Bot, BotStatus, BotVersion, User
 from web.services import versions
+from web.services.placement import placement_owed
 from web.services.uploads import UploadError
 
 blp = Blueprint("api_bots", __name__, description="Bots, versions, ratings and uploads")
@@ -35,17 +36,14 @@ def _bot_or_404(bot_id: int) -> Bot:
 @blp.response(200, s.envelope(s.Bot, many=True))
 def bots(args: dict[str, Any]) -> dict[str, Any]:
     """Bots, newest first (optionally one user's)."""
-    stmt = (
-        select(Bot)
-        .where(Bot.status != BotStatus.DELETED)
-        .options(joinedload(Bot.owner), selectinload(Bot.versions))
-        .order_by(Bot.id.desc())
-    )
+    stmt = select(Bot).where(Bot.status != BotStatus.DELETED).order_by(Bot.id.desc())
     if args.get("user"):
         stmt = stmt.join(User, User.id == Bot.owner_id).where(User.username == args["user"])
-    page = queries.paginate(stmt, args["page"], args["per_page"])
+    loads = (joinedload(Bot.owner), selectinload(Bot.versions))
+    page = queries.paginate(stmt, args["page"], args["per_page"], *loads)
     reader = auth.reader()
-    data = [bot_json(b, auth.owns_bot(reader, b.owner_id)) for b in page.items]
+    owed = placement_owed([v for b in page.items for v in b.versions])
+    data = [bot_json(b, auth.owns_bot(reader, b.owner_id), owed=owed) for b in page.items]
     return envelope(data, page.meta())
 
 

@@ -35,6 +35,7 @@ def match_filter(args: dict[str, Any]) -> queries.MatchFilter | None:
         status=args.get("status"),
         ladder_id=ladder_id,
         tournament_id=args.get("tournament"),
+        before=args.get("before"),
     )
 
 

@@ -23,8 +23,13 @@ def ladder_json(ladder: Ladder) -> dict[str, Any]:
     }
 
 
-def version_json(version: BotVersion, private: bool) -> dict[str, Any]:
-    """A bot version; its build and validation logs only for its owner (``private``)."""
+def version_json(
+    version: BotVersion, private: bool, owed: dict[int, int] | None = None
+) -> dict[str, Any]:
+    """A bot version; its build and validation logs only for its owner (``private``).
+
+    ``owed``: placement matches left by version id, if the caller counted them for a whole
+    list (``placement_owed``); otherwise this version's are counted here."""
     return {
         "id": version.id,
         "bot_id": version.bot_id,
@@ -37,7 +42,7 @@ def version_json(version: BotVersion, private: bool) -> dict[str, Any]:
         "activated_at": iso(version.activated_at),
         "build_log": version.build_log if private else None,
         "validation_log": version.validation_log if private else None,
-        "placement_left": placement_left(version),
+        "placement_left": placement_left(version) if owed is None else owed.get(version.id, 0),
     }
 
 
@@ -66,7 +71,10 @@ def rating_json(
 
 
 def bot_json(
-    bot: Bot, private: bool, ratings: list[tuple[Rating, Ladder]] | None = None
+    bot: Bot,
+    private: bool,
+    ratings: list[tuple[Rating, Ladder]] | None = None,
+    owed: dict[int, int] | None = None,
 ) -> dict[str, Any]:
     rated = ratings or []
     ranks = bot_ranks(bot.id, [ladder.id for _, ladder in rated])
@@ -82,7 +90,7 @@ def bot_json(
         "ratings": [
             rating_json(r, ladder, ranks.get(ladder.id, (None, None))) for r, ladder in rated
         ],
-        "versions": [version_json(v, private) for v in bot.versions],
+        "versions": [version_json(v, private, owed) for v in bot.versions],
     }
 
 

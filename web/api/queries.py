@@ -64,11 +64,21 @@ class Page(Generic[T]):
         }
 
 
-def paginate(stmt: Select[Any], page: int, per_page: int) -> Page[Any]:
-    """Run ``stmt`` for one page, with the total count of its rows."""
-    total = db.session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
-    rows = db.session.scalars(stmt.limit(per_page).offset((page - 1) * per_page)).unique().all()
-    return Page(list(rows), page, per_page, int(total or 0))
+def paginate(stmt: Select[Any], page: int, per_page: int, *options: Any) -> Page[Any]:
+    """One page of ``stmt`` (one model, with its joins, conditions and order; no loader
+    options) with the total count of its rows; the page's rows are loaded with ``options``.
+
+    A deferred join: the page's ids are found first, from the ids alone (an index-only scan
+    that skips even a deep page's offset cheaply), then only those rows are loaded with their
+    related rows; counting, too, reads ids only.
+    """
+    model = stmt.column_descriptions[0]["entity"]
+    ids = stmt.with_only_columns(model.id)
+    total = db.session.scalar(select(func.count()).select_from(ids.order_by(None).subquery()))
+    chosen = list(db.session.scalars(ids.limit(per_page).offset((page - 1) * per_page)))
+    rows = select(model).options(*options).where(model.id.in_(chosen))
+    by_id = {row.id: row for row in db.session.scalars(rows).unique()} if chosen else {}
+    return Page([by_id[i] for i in chosen if i in by_id], page, per_page, int(total or 0))
 
 
 def score(mu: float, sigma: float) -> float:
@@ -322,30 +332,32 @@ def _latest_changes_window(ladder_id: int, bot_ids: list[int], points: int) -> l
 
 
 def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str]]]:
-    """The best few ranked bots of every ladder: (rating, bot name, author) by ladder id."""
-    placing = placing_bots(list(db.session.scalars(select(Rating.bot_id).distinct())))
-    numbered = (
-        select(
-            Rating.id,
-            func.row_number()
-            .over(partition_by=Rating.ladder_id, order_by=RANK_BY.desc())
-            .label("n"),
-        )
-        .join(Bot, Bot.id == Rating.bot_id)
-        .where(_listed, _ranked_flag(placing) == 1)
-        .subquery()
-    )
-    rows = db.session.execute(
-        select(Rating, Bot.name, User.username)
-        .join(numbered, numbered.c.id == Rating.id)
-        .join(Bot, Bot.id == Rating.bot_id)
-        .join(User, User.id == Bot.owner_id)
-        .where(numbered.c.n <= per_ladder)
-        .order_by(Rating.ladder_id, numbered.c.n)
-    ).all()
+    """The best few ranked bots of every ladder: (rating, bot name, author) by ladder id.
+
+    One short query per ladder (a handful): each sorts only its own ladder's rated ratings and
+    joins names for its few rows, where a ranking over every rating would read them all. Bots
+    still placing have no rank: a few more rows than wanted are read and those left out.
+    """
     top: dict[int, list[tuple[Rating, str, str]]] = defaultdict(list)
-    for rating, name, author in rows:
-        top[rating.ladder_id].append((rating, name, author))
+    for ladder_id in db.session.scalars(select(Ladder.id)):
+        best = (
+            select(Rating.id, RANK_BY.label("rank_by"))
+            .join(Bot, Bot.id == Rating.bot_id)
+            .where(Rating.ladder_id == ladder_id, Rating.games > 0, _listed)
+            .order_by(RANK_BY.desc(), Rating.id)
+            .limit(per_ladder * 4)
+            .subquery()
+        )  # the ratings alone are sorted; names are joined to the few rows kept
+        rows = db.session.execute(
+            select(Rating, Bot.name, User.username)
+            .join(best, best.c.id == Rating.id)
+            .join(Bot, Bot.id == Rating.bot_id)
+            .join(User, User.id == Bot.owner_id)
+            .order_by(best.c.rank_by.desc(), Rating.id)
+        ).all()
+        placing = placing_bots([rating.bot_id for rating, _, _ in rows])
+        ranked = [(r, name, author) for r, name, author in rows if r.bot_id not in placing]
+        top[ladder_id] = ranked[:per_ladder]
     return top
 
 
@@ -362,14 +374,19 @@ class MatchFilter:
     ladder_id: int | None = None
     tournament_id: int | None = None
     user_id: int | None = None
+    before: int | None = None  # only matches with a smaller id: a keyset page
+
+
+MATCH_LOADS = (
+    selectinload(Match.seats).joinedload(MatchSeat.bot).joinedload(Bot.owner),
+    selectinload(Match.seats).joinedload(MatchSeat.version),
+)
+"""A match's seats, their bots, owners and versions, loaded in bulk for a list."""
 
 
 def match_query(flt: MatchFilter) -> Select[Any]:
-    """Matches passing ``flt``, newest first, with their seats and bots loaded in bulk."""
-    stmt = select(Match).options(
-        selectinload(Match.seats).joinedload(MatchSeat.bot).joinedload(Bot.owner),
-        selectinload(Match.seats).joinedload(MatchSeat.version),
-    )
+    """Matches passing ``flt``, newest first (loader options: ``MATCH_LOADS``)."""
+    stmt = select(Match)
     conds: list[ColumnElement[bool]] = []
     if flt.game:
         conds.append(Match.ladder_id.in_(select(Ladder.id).where(Ladder.game == flt.game)))
@@ -384,11 +401,20 @@ def match_query(flt: MatchFilter) -> Select[Any]:
         conds.append(Match.ladder_id == flt.ladder_id)
     if flt.tournament_id is not None:
         conds.append(Match.tournament_id == flt.tournament_id)
+    if flt.before is not None:
+        conds.append(Match.id < flt.before)
     return stmt.where(*conds).order_by(Match.id.desc())
 
 
 def matches(flt: MatchFilter, page: int = 1, per_page: int = 25) -> Page[Match]:
-    return paginate(match_query(flt), page, per_page)
+    return paginate(match_query(flt), page, per_page, *MATCH_LOADS)
+
+
+def recent_matches(flt: MatchFilter, limit: int) -> list[Match]:
+    """The newest ``limit`` matches passing ``flt``, without counting them all (a page that
+    shows only the newest few need not count a million rows)."""
+    stmt = match_query(flt).options(*MATCH_LOADS).limit(limit)
+    return list(db.session.scalars(stmt).unique().all())
 
 
 def match(match_id: int) -> Match | None:

@@ -68,6 +68,10 @@ class MatchArgs(PageArgs):
     )
     ladder = fields.String(validate=validate.Length(1, 96))
     tournament = fields.Integer(validate=validate.Range(1, 2**31 - 1))
+    before = fields.Integer(
+        validate=validate.Range(1, 2**31 - 1),
+        metadata={"description": "only matches with a smaller id (walk a long list by id)"},
+    )
 
 
 class BotArgs(PageArgs):

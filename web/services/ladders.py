@@ -12,9 +12,11 @@ import random
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 
 from arena import matchmaking
 from web.extensions import db
@@ -30,6 +32,7 @@ from web.models import (
     Rating,
     User,
     VersionStatus,
+    utcnow,
 )
 from web.services.matches import Ended, cancel_retired, create_match, new_seed, when_ended
 from web.services.placement import placement_left as placement_left  # the pages ask here
@@ -114,44 +117,66 @@ def ladder_match_ended(ended: Ended) -> None:
         request_schedule()
 
 
-def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, BotVersion]]:
-    """Bots that may play on ``ladder`` now, with the version each would play."""
+@dataclass(frozen=True)
+class Entrant:
+    """The version a candidate bot would play: its id and its bot's."""
+
+    id: int
+    bot_id: int
+
+
+def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, Entrant]]:
+    """Bots that may play on ``ladder`` now, with the version each would play (its newest
+    active one). Plain columns, not model objects: a ladder of thousands of bots is read in one
+    query and a few milliseconds of Python."""
+    newest = (
+        select(BotVersion.bot_id, func.max(BotVersion.number).label("number"))
+        .where(BotVersion.status == VersionStatus.ACTIVE)
+        .group_by(BotVersion.bot_id)
+        .subquery()
+    )
     rows = db.session.execute(
-        select(Rating, Bot, User)
+        select(
+            Rating.mu,
+            Rating.sigma,
+            Rating.games,
+            Rating.last_played_at,
+            Bot.id,
+            User.id,
+            User.is_house,
+            BotVersion.id,
+            BotVersion.games,
+        )
         .join(Bot, Rating.bot_id == Bot.id)
         .join(User, Bot.owner_id == User.id)
+        .join(newest, newest.c.bot_id == Bot.id)
+        .join(BotVersion, and_(BotVersion.bot_id == Bot.id, BotVersion.number == newest.c.number))
         .where(Rating.ladder_id == ladder.id, Bot.status == BotStatus.ACTIVE)
     ).all()
     found = []
-    for rating, bot, owner in rows:
-        version = bot.active_version()
-        if version is None or ladder.game not in (version.games or []):
+    for mu, sigma, games, last_played, bot_id, owner_id, house, version_id, plays in rows:
+        if ladder.game not in (plays or []):
             continue
-        author = f"house-{bot.id}" if owner.is_house else f"user-{owner.id}"
-        last = rating.last_played_at.timestamp() if rating.last_played_at else 0.0
-        found.append(
-            (
-                matchmaking.Candidate(
-                    bot=str(bot.id),
-                    author=author,
-                    mu=rating.mu,
-                    sigma=rating.sigma,
-                    games=rating.games,
-                    last_played=last,
-                ),
-                version,
-            )
+        candidate = matchmaking.Candidate(
+            bot=str(bot_id),
+            author=f"house-{bot_id}" if house else f"user-{owner_id}",
+            mu=mu,
+            sigma=sigma,
+            games=games,
+            last_played=last_played.timestamp() if last_played else 0.0,
         )
+        found.append((candidate, Entrant(version_id, bot_id)))
     return found
 
 
-def seat_counts(ladder: Ladder) -> dict[str, list[int]]:
-    """How often each bot sat in each seat on this ladder."""
+def seat_counts(ladder: Ladder, bots: Iterable[str]) -> dict[str, list[int]]:
+    """How often each of ``bots`` sat in each seat on this ladder (read through the index on a
+    bot's seats, so it costs the same however many matches the ladder has)."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0] * ladder.players)
     rows = db.session.execute(
         select(MatchSeat.bot_id, MatchSeat.seat, func.count())
         .join(Match, Match.id == MatchSeat.match_id)
-        .where(Match.ladder_id == ladder.id)
+        .where(Match.ladder_id == ladder.id, MatchSeat.bot_id.in_([int(b) for b in bots]))
         .group_by(MatchSeat.bot_id, MatchSeat.seat)
     ).all()
     for bot_id, seat, n in rows:
@@ -174,30 +199,38 @@ def pending(ladder: Ladder) -> int:
     )
 
 
+Pool = list[tuple[matchmaking.Candidate, Entrant]]
+
+
 def schedule_ladder(
-    ladder: Ladder, rng: random.Random, target: int, max_tables: int | None = None
+    ladder: Ladder,
+    rng: random.Random,
+    target: int,
+    max_tables: int | None = None,
+    pool: Pool | None = None,
 ) -> list[Match]:
     """Queue tables on ``ladder`` until ``target`` matches are pending (or ``max_tables`` were
-    added). Does not commit."""
+    added), from ``pool`` (default: its ``candidates``). Does not commit."""
 
     made: list[Match] = []
-    pool = candidates(ladder)
+    pool = candidates(ladder) if pool is None else pool
+    bots = [c for c, _ in pool]
     versions = {c.bot: v for c, v in pool}
     tables = 0
     while pending(ladder) < target and (max_tables is None or tables < max_tables):
         tables += 1
         try:
-            table = matchmaking.pick_table(
-                [c for c, _ in pool], ladder.players, rng, seat_counts(ladder)
-            )
+            seed = matchmaking.pick_seed(bots, rng)
+            chosen = [c.bot for c in matchmaking.fill_table(seed, bots, ladder.players, rng)]
         except matchmaking.NoTableError:
             break
+        table = matchmaking.seat_table(chosen, seat_counts(ladder, chosen), rng)
         made.extend(_table_matches(ladder, table, versions))
     return made
 
 
 def _table_matches(
-    ladder: Ladder, table: list[str], versions: dict[str, BotVersion], *, urgent: bool = False
+    ladder: Ladder, table: list[str], versions: dict[str, Entrant], *, urgent: bool = False
 ) -> list[Match]:
     """The matches of one table: every rotation of its seats on one deal when the ladder is
     mirrored (a sealed deal group), else the table as seated."""
@@ -207,7 +240,7 @@ def _table_matches(
     return [
         create_match(
             ladder.game_config(),
-            [versions[bot] for bot in seating],
+            [_version(versions[bot]) for bot in seating],
             seed=seed,
             kind=MatchKind.LADDER,
             ladder_id=ladder.id,
@@ -218,22 +251,65 @@ def _table_matches(
     ]
 
 
+def _version(entrant: Entrant) -> BotVersion:
+    found = db.session.get(BotVersion, entrant.id)
+    assert found is not None  # read in this transaction's pass; versions are never deleted
+    return found
+
+
 def schedule_all(rng: random.Random | None = None) -> int:
-    """Top up every active ladder, placement matches first. Commits; returns how many matches
-    were queued."""
+    """Top up every active ladder, placement matches first; a settled ladder gets one table
+    per ``SETTLED_INTERVAL`` at most (see ``resting``). Commits; returns how many matches were
+    queued."""
     rng = rng or random.Random()
     cancel_retired()  # seated before their version retired: counted out, never played
     target = int(current_app.config["QUEUE_TARGET"])
     open_ladders = list(db.session.scalars(select(Ladder).where(Ladder.active.is_(True))))
-    total = sum(len(schedule_placement(ladder, rng)) for ladder in open_ladders)
+    pools = {ladder.id: candidates(ladder) for ladder in open_ladders}  # read once per pass
+    owed = {ladder.id: placement_owed(pools[ladder.id]) for ladder in open_ladders}
+    total = 0
+    for ladder in open_ladders:
+        total += len(schedule_placement(ladder, rng, pools[ladder.id], owed[ladder.id]))
+    quiet = {x.id for x in open_ladders if settled(x, pools[x.id], owed[x.id])}
+    open_ladders = [x for x in open_ladders if x.id not in quiet or not resting(x)]
     while open_ladders:
         # One table per ladder per round: the queue interleaves the games, so a game with
         # long matches does not hold the others back.
-        added = {ladder.id: len(schedule_ladder(ladder, rng, target, 1)) for ladder in open_ladders}
+        added = {x.id: len(schedule_ladder(x, rng, target, 1, pools[x.id])) for x in open_ladders}
         total += sum(added.values())
-        open_ladders = [ladder for ladder in open_ladders if added[ladder.id]]
+        open_ladders = [x for x in open_ladders if added[x.id] and x.id not in quiet]
     db.session.commit()
     return total
+
+
+# --- a quiet idle ---------------------------------------------------------------------------
+
+
+def settled(ladder: Ladder, pool: Pool | None = None, owed: dict[int, int] | None = None) -> bool:
+    """Nothing new needs matches on ``ladder``: every bot that may play there has a rating
+    uncertainty (sigma) below ``SETTLED_SIGMA`` and no placement matches left. A newly active
+    version (placement owed, a wider sigma) unsettles its ladders at the next scheduler pass."""
+    limit = float(current_app.config["SETTLED_SIGMA"])
+    pool = candidates(ladder) if pool is None else pool
+    if limit <= 0 or not pool:
+        return False
+    owed = placement_owed(pool) if owed is None else owed
+    return all(c.sigma < limit and not owed.get(v.id) for c, v in pool)
+
+
+def resting(ladder: Ladder) -> bool:
+    """A settled ladder waits: it has a match queued or running, or its last table was
+    queued less than ``SETTLED_INTERVAL`` seconds ago."""
+    if pending(ladder):
+        return True
+    last = db.session.scalar(
+        select(Match.created_at)
+        .where(Match.ladder_id == ladder.id, Match.kind == MatchKind.LADDER)
+        .order_by(Match.id.desc())
+        .limit(1)
+    )
+    interval = timedelta(seconds=float(current_app.config["SETTLED_INTERVAL"]))
+    return last is not None and last > utcnow() - interval
 
 
 def active_versions(game: str) -> list[BotVersion]:
@@ -269,22 +345,35 @@ def _in_flight(ladder: Ladder, version_id: int) -> int:
     )
 
 
-def schedule_placement(ladder: Ladder, rng: random.Random) -> list[Match]:
+def placement_owed(pool: Pool) -> dict[int, int]:
+    """Placement matches each version of ``pool`` still owes, by version id (none: absent)."""
+    wanted = int(current_app.config["PLACEMENT_MATCHES"])
+    if wanted <= 0:
+        return {}
+    played = placement_played([v.id for _, v in pool], cap=wanted)
+    left = {v.id: wanted - played.get(v.id, 0) for _, v in pool}
+    return {version: n for version, n in left.items() if n > 0}
+
+
+def schedule_placement(
+    ladder: Ladder,
+    rng: random.Random,
+    pool: Pool | None = None,
+    owed: dict[int, int] | None = None,
+) -> list[Match]:
     """Queue urgent tables for versions still owing placement matches on ``ladder``, ahead of
     every ordinary match: first against the strong, middle and weak of the ladder, then against
     the bots nearest its rating (``matchmaking.placement_table``). Does not commit."""
-    if int(current_app.config["PLACEMENT_MATCHES"]) <= 0:
-        return []
-    pool = candidates(ladder)
-    played = placement_played([v.id for _, v in pool])
+    pool = candidates(ladder) if pool is None else pool
+    owed = placement_owed(pool) if owed is None else owed
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     made: list[Match] = []
     per_table = ladder.players if ladder.mirrored else 1
     for candidate, version in pool:
-        left = wanted - played.get(version.id, 0)
+        left = owed.get(version.id, 0)
         cap = min(left, PLACEMENT_AHEAD * per_table)
         while left > 0 and (in_flight := _in_flight(ladder, version.id)) < cap:
-            index = (played.get(version.id, 0) + in_flight) // per_table
+            index = (wanted - left + in_flight) // per_table
             tables = _placement_table(ladder, rng, candidate, pool, index)
             if not tables:
                 break
@@ -296,7 +385,7 @@ def _placement_table(
     ladder: Ladder,
     rng: random.Random,
     newcomer: matchmaking.Candidate,
-    pool: list[tuple[matchmaking.Candidate, BotVersion]],
+    pool: Pool,
     index: int,
 ) -> list[Match]:
     """The matches of ``newcomer``'s placement table number ``index`` (0 first)."""
@@ -307,5 +396,6 @@ def _placement_table(
         )
     except matchmaking.NoTableError:
         return []
-    order = matchmaking.seat_table([c.bot for c in table], seat_counts(ladder), rng)
+    bots = [c.bot for c in table]
+    order = matchmaking.seat_table(bots, seat_counts(ladder, bots), rng)
     return _table_matches(ladder, order, versions, urgent=True)

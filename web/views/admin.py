@@ -27,7 +27,7 @@ bp = Blueprint("admin", __name__, url_prefix="/admin")
 @admin_required
 def index() -> ResponseReturnValue:
     paused = db.session.scalars(select(Bot).where(Bot.status == BotStatus.PAUSED)).all()
-    failed = queries.matches(queries.MatchFilter(status=MatchStatus.FAILED), 1, 25).items
+    failed = queries.recent_matches(queries.MatchFilter(status=MatchStatus.FAILED), 25)
     return render_template(
         "admin.html",
         paused=paused,

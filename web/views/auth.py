@@ -15,6 +15,7 @@ from flask import (
     url_for,
 )
 from flask.typing import ResponseReturnValue
+from flask_limiter.util import get_remote_address
 from flask_login import current_user, login_required, login_user, logout_user
 from sqlalchemy import select
 
@@ -45,8 +46,13 @@ def _account_limit() -> str:
 
 
 def _login_name() -> str:
-    """The rate-limit key of a login attempt: the account tried, from whatever address."""
-    return "login-account:" + (request.form.get("username") or "").strip().lower()[:64]
+    """The rate-limit key of a failed login: the account tried *and* the address it came from.
+
+    Keyed by the name alone, a stranger failing on purpose would lock the owner out; keyed by
+    the pair, the stranger slows only their own tries, and the owner signs in from elsewhere.
+    """
+    name = (request.form.get("username") or "").strip().lower()[:64]
+    return f"login-account:{get_remote_address()}:{name}"
 
 
 def _failed(response: Response) -> bool:

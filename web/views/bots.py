@@ -64,7 +64,7 @@ def bot(bot_id: int) -> ResponseReturnValue:
         places=places,
         placement=_placement(found),
         rivals=queries.head_to_head(bot_id, chosen.id if chosen else None),
-        recent=queries.matches(queries.MatchFilter(bot_id=bot_id), 1, 15).items,
+        recent=queries.recent_matches(queries.MatchFilter(bot_id=bot_id), 15),
         slugs=queries.ladder_slugs(),
         action=ActionForm(),
         records={r.version_id: r.to_json() for r in versions.records(found)},

@@ -56,7 +56,7 @@ def index() -> ResponseReturnValue:
         games=game_list(),
         ladders=ladders,
         top=queries.top_of_ladders(5),
-        recent=queries.matches(queries.MatchFilter(), 1, 10).items,
+        recent=queries.recent_matches(queries.MatchFilter(), 10),
         slugs={ladder.id: ladder.slug for ladder in ladders},
         queue=queries.queue_status(),
         my_bots=my_bots,

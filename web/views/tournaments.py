@@ -65,6 +65,6 @@ def tournament(tournament_id: int) -> ResponseReturnValue:
         entries=entries,
         names=entry_names(entries),
         cross=crosstable(found),
-        recent=queries.matches(queries.MatchFilter(tournament_id=found.id), 1, 20).items,
+        recent=queries.recent_matches(queries.MatchFilter(tournament_id=found.id), 20),
         slugs=queries.ladder_slugs(),
     )

@@ -22,6 +22,6 @@ def user(username: str) -> ResponseReturnValue:
         person=found,
         me=auth.session_user() is not None and auth.session_user() == found,
         newest=queries.versions_of(bot_ids) if bot_ids else {},
-        recent=queries.matches(queries.MatchFilter(user_id=found.id), 1, 15).items,
+        recent=queries.recent_matches(queries.MatchFilter(user_id=found.id), 15),
         slugs=queries.ladder_slugs(),
     )

@@ -337,11 +337,11 @@ def proxied_app(app: Flask, **settings: Any) -> Flask:
     return create_app({**config, "TRUSTED_PROXIES": 1, **settings})
 
 
-def test_one_account_guessed_from_many_addresses_is_rate_limited(app: Flask, world: World) -> None:
-    """Per account, failed attempts from any address count; the window then lets the owner in."""
-    site = proxied_app(
-        app, AUTH_RATE_LIMIT="100 per minute", LOGIN_ACCOUNT_RATE_LIMIT="3 per 5 seconds"
-    )
+def test_a_stranger_guessing_slows_only_themselves(app: Flask, world: World) -> None:
+    """Failed logins count per account *and* address (behind a trusted proxy, the client's): a
+    stranger's wrong passwords from one address hold back that address alone, the owner still
+    signs in from their own, and the stranger's window reopens."""
+    site = proxied_app(app, AUTH_RATE_LIMIT="1000 per minute")
     client = site.test_client()
 
     def attempt(address: str, name: str = "alice", password: str = "wrong guess") -> int:
@@ -350,14 +350,42 @@ def test_one_account_guessed_from_many_addresses_is_rate_limited(app: Flask, wor
         headers = {"X-Forwarded-For": address}
         return client.post("/login", data=form, headers=headers).status_code
 
+    stranger, owner = "198.51.100.7", "203.0.113.9"
     try:
-        assert [attempt(f"198.51.100.{i}") for i in range(3)] == [200, 200, 200]
-        assert attempt("198.51.100.77", password=PASSWORD) == 429
-        assert attempt("198.51.100.78", name="mallory", password=PASSWORD) == 302
+        assert [attempt(stranger) for _ in range(30)] == [200] * 30
+        assert attempt(stranger) == 429, "the stranger is slowed"
+        assert attempt(stranger, name=" ALICE ", password=PASSWORD) == 429, "even guessing right"
+        assert attempt(owner, password="a typo") == 200
+        assert attempt(owner, password=PASSWORD) == 302, "the owner signs in from elsewhere"
+        assert attempt(stranger, name="mallory", password=PASSWORD) == 302, "other accounts open"
+    finally:
+        from web.extensions import db
+
+        with site.app_context():
+            db.session.remove()
+            db.engine.dispose()
+
+
+def test_failed_logins_of_one_address_wait_out_their_window(app: Flask, world: World) -> None:
+    site = proxied_app(
+        app, AUTH_RATE_LIMIT="100 per minute", LOGIN_ACCOUNT_RATE_LIMIT="3 per 5 seconds"
+    )
+    client = site.test_client()
+
+    def attempt(password: str = "wrong guess") -> Any:
+        token = csrf_from(client.get("/login").get_data(as_text=True))
+        form = {"username": "alice", "password": password, "csrf_token": token}
+        return client.post("/login", data=form, headers={"X-Forwarded-For": "198.51.100.8"})
+
+    try:
+        assert [attempt().status_code for _ in range(3)] == [200, 200, 200]
+        assert attempt(PASSWORD).status_code == 429
         deadline = time.monotonic() + 60
-        while attempt("198.51.100.79", password=PASSWORD) == 429:
-            assert time.monotonic() < deadline, "the account stayed locked"
+        while (answer := attempt(PASSWORD)).status_code == 429:
+            assert time.monotonic() < deadline, "the address stayed locked out"
+            assert int(answer.headers["Retry-After"]) <= 5
             time.sleep(0.5)
+        assert answer.status_code == 302
     finally:
         from web.extensions import db
 

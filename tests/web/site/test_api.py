@@ -34,6 +34,7 @@ def test_errors_are_json_everywhere_under_api(client: FlaskClient, world: World)
         "/api/v1/matches/99999": 404,
         "/api/v1/matches?page=0": 422,
         "/api/v1/matches?status=bogus": 422,
+        "/api/v1/matches?before=0": 422,
         "/api/v1/ladders/none": 404,
         "/api/v1/me": 401,
     }
@@ -69,6 +70,11 @@ def test_match_filters(client: FlaskClient, world: World) -> None:
     assert ids("game=svara") == []
     assert ids("bot=999999") == []
     assert ids("per_page=1&page=2") == [world.finished.id]
+    assert ids(f"before={world.running.id}") == [world.finished.id], "a keyset page: ids below"
+    assert ids(f"before={world.finished.id}") == []
+    assert ids(f"status=finished&before={world.running.id + 1}") == [world.finished.id]
+    meta = client.get(f"/api/v1/matches?per_page=1&before={world.running.id}").get_json()["meta"]
+    assert meta["total"] == 1 and meta["pages"] == 1, "counted below the key"
 
 
 def test_seed_is_given_once_the_match_is_over(client: FlaskClient, world: World) -> None:
@@ -279,3 +285,17 @@ def test_openapi_documents_the_frame_window(client: FlaskClient) -> None:
     frames = spec["paths"]["/api/v1/matches/{match_id}/frames"]["get"]
     named = {p["name"] for p in frames["parameters"]}
     assert {"seat", "start", "stop", "since"} <= named
+
+
+def test_the_bot_list_counts_placement_as_each_bot_does(client: FlaskClient, world: World) -> None:
+    """The list counts every version's placement matches in one query; the same figures as
+    one bot's own answer."""
+    listed = client.get("/api/v1/bots?per_page=100").get_json()["data"]
+    left = {v["id"]: v["placement_left"] for b in listed for v in b["versions"]}
+    alone = {
+        v["id"]: v["placement_left"]
+        for b in listed
+        for v in client.get(f"/api/v1/bots/{b['id']}").get_json()["data"]["versions"]
+    }
+    assert left == alone
+    assert any(left.values()), "an active version with placement matches left"

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import event
@@ -105,6 +106,31 @@ def test_no_get_route_writes_for_an_anonymous_visitor(app: Flask, world: World) 
             answer.close()  # files (the favicon, archives) are sent from open handles
             assert answer.status_code < 500, url
     assert seen == []
+
+
+SESSION_SEEN = re.compile(r"^\s*UPDATE user_sessions SET last_seen_at\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("who", ["alice", "root-admin"])
+def test_no_get_route_writes_for_a_signed_in_owner_or_admin(
+    app: Flask, world: World, who: str
+) -> None:
+    """Signed in, every GET route (owners' and admins' pages answer rather than redirect) writes
+    nothing but the session's last-seen time, and through an API token nothing at all."""
+    from tests.web.site.conftest import login
+
+    urls = [*every_get_url(app, world), f"/tournaments/{_played_out_tournament(world)}"]
+    client = app.test_client()
+    login(client, who)
+    token = app.test_client()
+    bearer = {"Authorization": f"Bearer {world.tokens[who]}"}
+    with writes() as seen:
+        for url in urls:
+            for answer in (client.get(url), token.get(url, headers=bearer)):
+                answer.close()
+                assert answer.status_code < 500, url
+    assert [s for s in seen if not SESSION_SEEN.match(s)] == []
+    assert len(seen) <= 1, "the session's last-seen time is written once a minute at most"
 
 
 def test_the_reaper_concludes_a_tournament_whose_last_match_failed(world: World) -> None:

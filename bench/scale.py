@@ -1,0 +1,572 @@
+"""A million matches: pages, API lists, the scheduler and placement on a big database, and the
+storage a match takes.
+
+Creates a separate PostgreSQL database (``arena_scale_<random>``, on the server of
+``--database-url``), migrates it and fills it with COPY: 10,000 users, 20,000 bots, 50,000
+versions, 1,000,000 finished ladder matches in mirrored deal groups with their seats (about
+four million) and one rating change per seat, and the ratings they lead to (``--scale``
+shrinks every count). Then, through the real Flask app in this process (its test client: the
+whole request, routing, queries and templates, without a network hop; page cache off, rate
+limits off), it requests each kind of page ``--requests`` times with random ids and pages and
+reports p50 and p99:
+
+- ``home`` (``/``), ``ladder`` (a ladder page), ``bot`` (a bot page), ``match`` (a match page);
+- ``api_matches``, ``api_bot_matches``, ``api_bots``, ``api_ladder``: the API's paged lists
+  (all matches, one bot's, all bots, a ladder's standings), at random page numbers;
+  ``api_matches_before``: the match list at a random id (``?before=``, a keyset page).
+
+Then scheduler runs (``schedule_all``: every ladder topped up; its matches then count as
+played, so the first runs pay off the placement the fill left owed and the later ones, whose
+median is reported, show the steady state), placement of a new version (the scheduler pass
+after it became active), and the storage per match: matches of the house bots played by the
+bare runner on every house ladder (``--replays`` each), their replays as stored (sorted JSON,
+as ``web.services.play`` writes it) and gzipped. The database is dropped at the end, whatever
+happened (``--keep`` keeps it, ``--reuse NAME`` measures a kept one again). The last line:
+
+    pages_p99_ms=<worst kind> scheduler_ms=<steady-state median> replay_kb=<median stored>
+
+    .venv/bin/python bench/scale.py [--scale 1.0] [--requests 100] [--replays 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import os
+import random
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+# bench/ holds scripts named like the packages (sandbox.py, web.py): import the packages.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+
+USERS, BOTS, VERSIONS, MATCHES = 10_000, 20_000, 50_000, 1_000_000
+# Matches per ladder (game, players): a match has 3.7 seats on average, and every bot of the
+# two-player ladder has enough matches that its active version owes no placement.
+LADDER_WEIGHTS = {
+    ("challenge", 2): 3,
+    ("svara", 3): 1,
+    ("kozyr-boys", 3): 1,
+    ("svoi-kozyri", 4): 3,
+    ("svoi-kozyri-tricks", 4): 3,
+    ("svara", 6): 2,
+}
+START = datetime(2025, 1, 1)
+YEAR = timedelta(days=365)
+GOALS = {"pages_p99_ms": 300.0, "scheduler_ms": 1000.0, "replay_kb": 20.0}
+
+
+@contextmanager
+def scale_database(server: str, reuse: str = "", keep: bool = False) -> Iterator[str]:
+    """A new database on ``server`` (or the one named ``reuse``, filled by an earlier run);
+    dropped when the block ends unless ``keep``."""
+    from sqlalchemy import create_engine, make_url, text
+
+    admin = make_url(server)
+    name = reuse or f"arena_scale_{uuid.uuid4().hex[:8]}"
+    engine = create_engine(admin, isolation_level="AUTOCOMMIT")
+    if not reuse:
+        with engine.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield admin.set(database=name).render_as_string(hide_password=False)
+    finally:
+        if keep:
+            print(f"kept {name} (--reuse {name}; drop it with: dropdb -h 127.0.0.1 {name})")
+        else:
+            with engine.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            print(f"dropped {name}")
+        engine.dispose()
+
+
+def migrate(url: str) -> None:
+    from flask_migrate import upgrade
+
+    from web import create_app
+
+    with create_app({"DATABASE_URL": url, "STORAGE_DIR": "/nonexistent"}).app_context():
+        upgrade()
+
+
+def make_app(url: str, redis_url: str, storage: Path) -> Any:
+    from web import create_app
+
+    return create_app(
+        {
+            "DATABASE_URL": url,
+            "REDIS_URL": redis_url,
+            "BROKER_PREFIX": f"scale-{uuid.uuid4().hex[:8]}:",
+            "STORAGE_DIR": str(storage),
+            "PAGE_CACHE_SECONDS": 0,
+            "RATELIMIT_ENABLED": False,
+            "SECRET_KEY": "bench-" + uuid.uuid4().hex,
+        }
+    )
+
+
+# --- filling ----------------------------------------------------------------------------------
+
+
+class Copier:
+    """Rows for one table, sent with COPY in text format in large chunks."""
+
+    def __init__(self, cursor: Any, table: str, columns: str) -> None:
+        self.cursor, self.table, self.columns = cursor, table, columns
+        self.buffer = io.StringIO()
+        self.rows = self.pending = 0
+
+    def add(self, *values: Any) -> None:
+        self.buffer.write("\t".join(_text(v) for v in values))
+        self.buffer.write("\n")
+        self.rows += 1
+        self.pending += 1
+
+    def flush(self) -> None:
+        data = self.buffer.getvalue()
+        if data:
+            with self.cursor.copy(f"COPY {self.table} ({self.columns}) FROM STDIN") as copy:
+                copy.write(data)
+        self.buffer = io.StringIO()
+        self.pending = 0
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "\\N"
+    if isinstance(value, bool):
+        return "t" if value else "f"
+    return str(value)
+
+
+class Filler:
+    """Generates the big world, deterministically from one seed."""
+
+    def __init__(
+        self, scale: float, ladders: dict[tuple[str, int], int], configs: dict[int, str]
+    ) -> None:
+        self.rng = random.Random(20261127)
+        self.users = max(10, int(USERS * scale))
+        self.bots = max(20, int(BOTS * scale))
+        self.versions = max(self.bots, int(VERSIONS * scale))
+        self.matches = max(100, int(MATCHES * scale))
+        self.ladders = ladders  # (game, players) -> ladder id
+        self.configs = configs  # ladder id -> its game configuration as JSON
+        keys = list(LADDER_WEIGHTS)
+        self.bot_ladder = [keys[b % len(keys)] for b in range(self.bots)]
+        self.by_ladder: dict[tuple[str, int], list[int]] = {k: [] for k in keys}
+        for b in range(self.bots):
+            self.by_ladder[self.bot_ladder[b]].append(b + 1)
+        # bot id -> its version ids, oldest first (the last one is active)
+        self.bot_versions: list[list[int]] = [[] for _ in range(self.bots + 1)]
+
+    def fill(self, conn: Any) -> dict[str, int]:
+        with conn.cursor() as cur:
+            self._users(cur)
+            self._bots(cur)
+            self._versions(cur)
+            seats, changes = self._matches(cur)
+            for table in ("users", "bots", "bot_versions", "matches", "match_seats"):
+                cur.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
+                    f" (SELECT max(id) FROM {table}))"
+                )
+            cur.execute(
+                "SELECT setval(pg_get_serial_sequence('rating_changes', 'id'),"
+                " (SELECT max(id) FROM rating_changes))"
+            )
+        conn.commit()
+        return {
+            "users": self.users,
+            "bots": self.bots,
+            "versions": self.versions,
+            "matches": self.matches,
+            "seats": seats,
+            "rating_changes": changes,
+        }
+
+    def _version_index(self, count: int, match_id: int) -> int:
+        """Which of a bot's ``count`` versions played match ``match_id``: the active (last)
+        one the second half of the year, the older ones the first half in turn."""
+        when = match_id / self.matches
+        return count - 1 if when >= 0.5 else int((count - 1) * when / 0.5)
+
+    def _users(self, cur: Any) -> None:
+        rows = Copier(cur, "users", "id, username, is_admin, is_house, created_at")
+        for u in range(1, self.users + 1):
+            rows.add(u, f"user{u:05d}", False, False, START)
+        rows.flush()
+
+    def _bots(self, cur: Any) -> None:
+        rows = Copier(
+            cur,
+            "bots",
+            "id, owner_id, name, status, consecutive_failures, failed_matches, created_at",
+        )
+        for b in range(1, self.bots + 1):
+            rows.add(b, (b - 1) % self.users + 1, f"bot{b:05d}", "active", 0, 0, START)
+        rows.flush()
+
+    def _versions(self, cur: Any) -> None:
+        cols = (
+            "id, bot_id, number, sha256, status, manifest, games, language, trusted, build_log,"
+            " validation_log, created_at, activated_at, prepare_attempts, prepare_lost"
+        )
+        rows = Copier(cur, "bot_versions", cols)
+        extra = self.versions - self.bots  # bots with more than one version
+        vid = 0
+        for b in range(1, self.bots + 1):
+            count = 1 + extra // self.bots + (1 if b <= extra % self.bots else 0)
+            game = self.bot_ladder[b - 1][0]
+            for n in range(1, count + 1):
+                vid += 1
+                status = "active" if n == count else "retired"
+                sha = f"{self.rng.getrandbits(256):064x}"
+                rows.add(
+                    vid, b, n, sha, status, "{}", f'["{game}"]', "python", False, "", "",
+                    START, START, 1, 0,
+                )  # fmt: skip
+                self.bot_versions[b].append(vid)
+        rows.flush()
+
+    def _matches(self, cur: Any) -> tuple[int, int]:
+        match_cols = (
+            "id, kind, ladder_id, game_config, seed, mirror_group, rated, status, attempts,"
+            " max_attempts, faults, lost_workers, worker, result, outcome, replay_path,"
+            " final_hash, created_at, queued_at, started_at, finished_at"
+        )
+        matches = Copier(cur, "matches", match_cols)
+        seats = Copier(
+            cur,
+            "match_seats",
+            "id, match_id, seat, bot_id, bot_version_id, status, place, score, strikes,"
+            " cpu_seconds",
+        )
+        changes = Copier(
+            cur,
+            "rating_changes",
+            "id, match_id, bot_id, ladder_id, place, mu_before, sigma_before, mu_after,"
+            " sigma_after, created_at",
+        )
+        keys = list(LADDER_WEIGHTS)
+        weights = [LADDER_WEIGHTS[k] for k in keys]
+        ratings: dict[int, list[float]] = {}  # bot -> [mu, sigma, games, last match index]
+        match_id = seat_id = 0
+        while match_id < self.matches:
+            key = self.rng.choices(keys, weights)[0]
+            players = key[1]
+            table = self.rng.sample(self.by_ladder[key], players)
+            group, seed = uuid.uuid4().hex, self.rng.getrandbits(63)
+            places = list(range(1, players + 1))
+            for rotation in range(players):
+                if match_id >= self.matches:
+                    break
+                match_id += 1
+                when = START + YEAR * (match_id / self.matches)
+                seating = table[rotation:] + table[:rotation]
+                self.rng.shuffle(places)
+                config = self.configs[self.ladders[key]]
+                ranking = "[" + ", ".join(str(p) for p in places) + "]"
+                matches.add(
+                    match_id, "ladder", self.ladders[key], config, seed, group, True,
+                    "finished", 1, 3, 0, 0, "scale:1", f'{{"ranking": {ranking}}}',
+                    f'{{"steps": {self.rng.randint(200, 8000)}}}',
+                    f"replays/{group[:2]}/{group}{rotation:024d}.json", group * 2,
+                    when, when, when, when + timedelta(seconds=20),
+                )  # fmt: skip
+                for seat, bot in enumerate(seating):
+                    seat_id += 1
+                    versions = self.bot_versions[bot]
+                    version = versions[self._version_index(len(versions), match_id)]
+                    place = places[seat]
+                    seats.add(
+                        seat_id, match_id, seat, bot, version, "ok", place,
+                        float(players - place), 0, 0.5,
+                    )  # fmt: skip
+                    mu, sigma, games, _last = ratings.get(bot, [25.0, 25.0 / 3, 0, 0])
+                    new_mu = mu + (players + 1 - 2 * place) * sigma / 20
+                    new_sigma = max(0.8, sigma * 0.995)
+                    changes.add(
+                        seat_id, match_id, bot, self.ladders[key], place, mu, sigma, new_mu,
+                        new_sigma, when,
+                    )  # fmt: skip
+                    ratings[bot] = [new_mu, new_sigma, games + 1, match_id]
+            if seats.pending > 200_000:  # matches first: the seats refer to them
+                for copier in (matches, seats, changes):
+                    copier.flush()
+        for copier in (matches, seats, changes):
+            copier.flush()
+        rows = Copier(
+            cur, "ratings", "bot_id, ladder_id, mu, sigma, games, updated_at, last_played_at"
+        )
+        for bot in range(1, self.bots + 1):
+            mu, sigma, games, last = ratings.get(bot, [25.0, 25.0 / 3, 0, 0])
+            when = START + YEAR * (last / self.matches)
+            ladder = self.ladders[self.bot_ladder[bot - 1]]
+            rows.add(bot, ladder, mu, sigma, int(games), when, when if games else None)
+        rows.flush()
+        return seat_id, seat_id
+
+
+def fill(app: Any, scale: float, reuse: bool = False) -> tuple[Filler, dict[str, int]]:
+    from web.extensions import db
+    from web.services import ladders
+
+    with app.app_context():
+        ids, configs = {}, {}
+        for game, players in LADDER_WEIGHTS:
+            ladder = ladders.get_or_create_ladder(game, players)
+            ids[(game, players)] = ladder.id
+            configs[ladder.id] = json.dumps(ladder.game_config())
+        db.session.commit()
+        filler = Filler(scale, ids, configs)
+        if reuse:  # filled by an earlier run with the same scale: the same ids
+            return filler, {}
+        raw = db.engine.raw_connection()
+        try:
+            counts = filler.fill(raw.driver_connection)
+        finally:
+            raw.close()
+        with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM ANALYZE")
+    return filler, counts
+
+
+# --- measuring --------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def page_kinds(app: Any, filler: Filler) -> dict[str, Callable[[random.Random], str]]:
+    from web.extensions import db
+    from web.models import Ladder
+
+    with app.app_context():
+        slugs = list(db.session.scalars(db.select(Ladder.slug)))
+    per_ladder = max(len(v) for v in filler.by_ladder.values())
+    return {
+        "home": lambda r: "/",
+        "ladder": lambda r: f"/ladders/{r.choice(slugs)}",
+        "bot": lambda r: f"/bots/{r.randint(1, filler.bots)}",
+        "match": lambda r: f"/matches/{r.randint(1, filler.matches)}",
+        "api_matches": lambda r: f"/api/v1/matches?page={r.randint(1, filler.matches // 25)}",
+        "api_matches_before": lambda r: f"/api/v1/matches?before={r.randint(2, filler.matches)}",
+        "api_bot_matches": lambda r: (
+            f"/api/v1/matches?bot={r.randint(1, filler.bots)}&page={r.randint(1, 8)}"
+        ),
+        "api_bots": lambda r: f"/api/v1/bots?page={r.randint(1, filler.bots // 25)}",
+        "api_ladder": lambda r: (
+            f"/api/v1/ladders/{r.choice(slugs)}?page={r.randint(1, per_ladder // 50)}"
+        ),
+    }
+
+
+def measure_pages(app: Any, filler: Filler, requests: int) -> dict[str, tuple[float, float]]:
+    client = app.test_client()
+    rng = random.Random(7)
+    found = {}
+    for kind, url_of in page_kinds(app, filler).items():
+        client.get(url_of(rng)).close()  # warm the path (templates, plans)
+        times = []
+        for _ in range(requests):
+            url = url_of(rng)
+            started = time.perf_counter()
+            answer = client.get(url)
+            answer.get_data()
+            times.append((time.perf_counter() - started) * 1000)
+            answer.close()
+            if answer.status_code != 200:
+                raise SystemExit(f"{url}: {answer.status_code}")
+        found[kind] = (statistics.median(times), percentile(times, 0.99))
+        print(f"  {kind:16} p50 {found[kind][0]:7.1f} ms   p99 {found[kind][1]:7.1f} ms")
+    return found
+
+
+def measure_scheduler(app: Any, runs: int) -> list[float]:
+    """Scheduler passes; after each, its matches count as played (finished, unrated), so
+    placement matches owed by versions of the fill are paid off in the first passes and the
+    later ones show the steady state: each ladder topped up to ``QUEUE_TARGET``."""
+    from sqlalchemy import update
+
+    from web.extensions import db
+    from web.models import Match, MatchStatus
+    from web.services import ladders
+
+    times = []
+    with app.app_context():
+        for _ in range(runs):
+            started = time.perf_counter()
+            made = ladders.schedule_all(random.Random(len(times)))
+            times.append((time.perf_counter() - started) * 1000)
+            db.session.execute(
+                update(Match)
+                .where(Match.status == MatchStatus.QUEUED)
+                .values(status=MatchStatus.FINISHED, rated=False)
+            )
+            db.session.commit()
+            print(f"  scheduler run: {made} matches queued in {times[-1]:.0f} ms")
+    return times
+
+
+def measure_placement(app: Any, filler: Filler) -> float:
+    """A new version of a new bot becomes active on the busiest ladder; the scheduler pass that
+    seats its placement matches."""
+    from sqlalchemy import select, update
+
+    from web.extensions import db
+    from web.models import (
+        Bot,
+        BotVersion,
+        Match,
+        MatchSeat,
+        MatchStatus,
+        Rating,
+        VersionStatus,
+        utcnow,
+    )
+    from web.services import ladders
+    from web.services.users import get_or_create_user
+
+    key = ("svoi-kozyri", 4)
+    with app.app_context():
+        owner = get_or_create_user("newcomer")
+        bot = Bot(owner=owner, name=f"fresh-{uuid.uuid4().hex[:8]}")
+        db.session.add(bot)
+        db.session.flush()
+        version = BotVersion(
+            bot_id=bot.id,
+            number=1,
+            sha256="0" * 64,
+            status=VersionStatus.ACTIVE,
+            games=[key[0]],
+            activated_at=utcnow(),
+        )
+        db.session.add(version)
+        db.session.add(Rating(bot_id=bot.id, ladder_id=filler.ladders[key], mu=25.0, sigma=25 / 3))
+        db.session.commit()
+        started = time.perf_counter()
+        ladders.schedule_all(random.Random(99))
+        took = (time.perf_counter() - started) * 1000
+        seated = db.session.scalar(
+            select(db.func.count())
+            .select_from(MatchSeat)
+            .join(Match, Match.id == MatchSeat.match_id)
+            .where(MatchSeat.bot_version_id == version.id, Match.status == MatchStatus.QUEUED)
+        )
+        db.session.execute(
+            update(Match)
+            .where(Match.status == MatchStatus.QUEUED)
+            .values(status=MatchStatus.FINISHED, rated=False)
+        )
+        db.session.commit()
+    print(f"  placement: {seated} placement matches queued in {took:.0f} ms")
+    if not seated:
+        raise SystemExit("the new version was not seated")
+    return took
+
+
+# --- storage per match ------------------------------------------------------------------------
+
+
+def _play(spec: tuple[dict[str, Any], list[str], int]) -> tuple[int, int]:
+    import orjson
+
+    from arena.bots import load_bot
+    from arena.games import make_game
+    from arena.runner import TimeControl, run_match
+    from sandbox import get_sandbox
+
+    config, folders, seed = spec
+    game = make_game(**config)
+    bots = [load_bot(Path(folder)) for folder in folders]
+    outcome = run_match(game, bots, seed, sandbox=get_sandbox("bwrap"), time_control=TimeControl())
+    stored = orjson.dumps(outcome.replay, option=orjson.OPT_SORT_KEYS)
+    return len(stored), len(gzip.compress(stored))
+
+
+def replay_sizes(per_ladder: int) -> list[tuple[int, int]]:
+    """(stored, gzipped) bytes of house-bot matches on every default ladder."""
+    import multiprocessing
+
+    from arena.games import make_game, names
+    from web.services.bots import sample_bot_folders
+
+    rng = random.Random(11)
+    specs = []
+    for name in names():
+        config = make_game(name).config()  # the house ladder: the game's defaults
+        folders = [str(f) for f in sample_bot_folders([name])]
+        if not folders:
+            continue
+        for _ in range(per_ladder):
+            table = [rng.choice(folders) for _ in range(int(config["players"]))]
+            specs.append((dict(config), table, rng.getrandbits(63)))
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        return pool.map(_play, specs, chunksize=1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of every count")
+    parser.add_argument("--requests", type=int, default=100, help="requests per kind of page")
+    parser.add_argument("--scheduler-runs", type=int, default=6)
+    parser.add_argument("--replays", type=int, default=2, help="matches per house ladder")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(
+            "ARENA_TEST_DATABASE_URL", "postgresql+psycopg://root@127.0.0.1:5432/postgres"
+        ),
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the filled database")
+    parser.add_argument("--reuse", default="", help="a database kept by --keep (same --scale)")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    args = parser.parse_args()
+    import tempfile
+
+    with (
+        tempfile.TemporaryDirectory() as storage,
+        scale_database(args.database_url, args.reuse, args.keep) as url,
+    ):
+        migrate(url)
+        app = make_app(url, args.redis_url, Path(storage))
+        started = time.perf_counter()
+        filler, counts = fill(app, args.scale, bool(args.reuse))
+        print(f"filled in {time.perf_counter() - started:.0f} s: {counts}")
+        print("pages (Flask test client, in process; page cache and rate limits off):")
+        pages = measure_pages(app, filler, args.requests)
+        scheduler = measure_scheduler(app, args.scheduler_runs)
+        placement = measure_placement(app, filler)
+        with app.app_context():
+            from web.extensions import db
+
+            db.session.remove()
+            db.engine.dispose()
+    sizes = replay_sizes(args.replays) if args.replays > 0 else [(0, 0)]
+    stored = statistics.median(s for s, _ in sizes) / 1024
+    zipped = statistics.median(z for _, z in sizes) / 1024
+    print(
+        f"replays: {len(sizes)} house matches, median {stored:.1f} KB stored,"
+        f" {zipped:.1f} KB gzipped"
+    )
+    worst = max(p99 for _, p99 in pages.values())
+    sched = statistics.median(scheduler[2:] or scheduler)  # the steady state
+    print(f"placement_ms={placement:.0f} replay_gzip_kb={zipped:.1f}")
+    print("goals: " + ", ".join(f"{k} < {v:g}" for k, v in GOALS.items()))
+    print(f"pages_p99_ms={worst:.0f} scheduler_ms={sched:.0f} replay_kb={stored:.1f}")
+
+
+if __name__ == "__main__":
+    main()
