@@ -197,16 +197,16 @@ def frames_for(
 def _frame(
     state: State, index: int, event: dict[str, Any] | None, seat: int | None, live: bool
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {"index": index, "event": event, "public": _view(state.observation(None))}
+    out: dict[str, Any] = {"index": index, "event": event, "public": view(state.observation(None))}
     if seat is not None:
-        out["seat"] = _view(state.observation(seat))
+        out["seat"] = view(state.observation(seat))
     elif not live:
-        out["spectator"] = _view(state.full_view())
-        out["seats"] = [_view(state.observation(s)) for s in range(state.game.players)]
+        out["spectator"] = view(state.full_view())
+        out["seats"] = [view(state.observation(s)) for s in range(state.game.players)]
     return out
 
 
-def _view(data: dict[str, Any]) -> Any:
+def view(data: dict[str, Any]) -> Any:
     """A view as plain JSON, without the histories (a viewer rebuilds them from the events)."""
     kept = {key: value for key, value in data.items() if key not in replays.HISTORY_KEYS}
     return orjson.loads(orjson.dumps(kept))

@@ -1,0 +1,247 @@
+"""The live feed of a running match: written once per step by the worker, read by the site.
+
+The worker (``Feed``) turns each step into the frames its readers may be sent, once: the public
+frame (what any spectator sees: the public observation and each move as a spectator sees it
+made, exactly what the frames API serves for a hidden match) and each seat's own frame (that
+seat's observation and moves, for the seat's owner). A writer thread appends them to one Redis
+stream per match, ``<prefix>live:<match id>``, so the referee never waits on Redis. The stream
+is bounded (``LIVE_STREAM_LENGTH`` entries) and expires (``LIVE_STREAM_TTL`` seconds after the
+last write); the entry of frame ``i`` has the id ``i-1``, so a reader resumes after any frame
+with one ``XREAD``, and the end of an attempt is the entry ``<last frame>-2``.
+
+The site (``follow``) streams what is there to each reader, choosing the public or the reader's
+seat's frame from each entry: a watcher costs the worker nothing, and the site nothing but a
+blocked read. The feed never carries the seed, the full view or another seat's hidden cards.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import orjson
+import redis
+from flask import current_app
+
+from arena.games.base import Game, State
+
+log = logging.getLogger(__name__)
+
+END_STATUSES = ("finished", "given back")
+"""What the end entry of an attempt says: its match finished, or the attempt gave it back."""
+
+_STOP = object()
+
+
+def stream_key(prefix: str, match_id: int) -> str:
+    """The Redis key of match ``match_id``'s live feed."""
+    return f"{prefix}live:{match_id}"
+
+
+def frame_of(state: State, index: int, step: dict[str, Any] | None, seat: int | None) -> bytes:
+    """Frame ``index`` (reached by ``step``) as the frames API serves it for a hidden match:
+    public only (``seat`` None), or seat ``seat``'s own view."""
+    from web.api import replays
+
+    owned = set() if seat is None else {seat}
+    event = None if step is None else replays.event_for(step, state.game, seat, owned, True)
+    frame: dict[str, Any] = {
+        "index": index,
+        "event": event,
+        "public": replays.view(state.observation(None)),
+    }
+    if seat is not None:
+        frame["seat"] = replays.view(state.observation(seat))
+    return orjson.dumps(frame)
+
+
+def entry_of(state: State, index: int, step: dict[str, Any] | None) -> dict[str, bytes]:
+    """The stream entry of frame ``index``: the public frame and each seat's."""
+    fields = {"p": frame_of(state, index, step, None)}
+    for seat in range(state.game.players):
+        fields[f"s{seat}"] = frame_of(state, index, step, seat)
+    return fields
+
+
+class Feed:
+    """The live feed one attempt of a match writes; ``on_step`` is a referee step callback.
+
+    Nothing here may stop the match: a Redis that fails is logged once and the feed goes quiet
+    (readers fall back to the live replay file, ``web.services.play.LiveReplay``).
+    """
+
+    def __init__(self, client: redis.Redis, key: str, game: Game, seed: int) -> None:
+        self.client, self.key = client, key
+        self.length = int(current_app.config["LIVE_STREAM_LENGTH"])
+        self.ttl = int(current_app.config["LIVE_STREAM_TTL"])
+        self.index = 0
+        self.pending: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.broken = False
+        self.pending.put(("reset", None))  # a new attempt starts the feed afresh
+        self.pending.put(("0-1", entry_of(game.new_state(seed), 0, None)))
+        self.thread = threading.Thread(target=self._write, name=f"live-{key}", daemon=True)
+        self.thread.start()
+
+    def on_step(self, state: State, step: dict[str, Any]) -> None:
+        """Queue the frames of the step just applied (its status is final: ``Referee.play``)."""
+        self.index += 1
+        if not self.broken:
+            self.pending.put((f"{self.index}-1", entry_of(state, self.index, step)))
+
+    def close(self, status: str | None, wait: float = 5.0) -> None:
+        """Write the end of this attempt (``status``: one of ``END_STATUSES``) and stop; None
+        writes no end (a result another attempt superseded: the feed is that attempt's now)."""
+        if status is not None:
+            self.pending.put((f"{self.index}-2", {"end": status.encode()}))
+        self.pending.put(_STOP)
+        self.thread.join(wait)
+
+    def _write(self) -> None:
+        while True:
+            batch = [self.pending.get()]
+            while not self.pending.empty():  # whatever piled up goes in one round trip
+                batch.append(self.pending.get())
+            stop = batch[-1] is _STOP
+            entries = [item for item in batch if item is not _STOP]
+            if entries and not self.broken:
+                self._send(entries)
+            if stop:
+                return
+
+    def _send(self, entries: list[tuple[str, Any]]) -> None:
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for entry_id, fields in entries:
+                if entry_id == "reset":
+                    pipe.delete(self.key)
+                else:
+                    pipe.xadd(self.key, fields, id=entry_id, maxlen=self.length, approximate=True)
+            pipe.expire(self.key, self.ttl)
+            pipe.execute()
+        except (redis.RedisError, OSError) as exc:  # watching is a nicety: the match goes on
+            self.broken = True
+            log.warning("%s: the live feed stopped: %s", self.key, exc)
+
+
+def open_feed(match_id: int, config: dict[str, Any], seed: int) -> Feed | None:
+    """The feed of a match this worker starts playing; None without a Redis to write to."""
+    from arena.games import make_game
+    from web.services.queue import redis_client
+
+    client = redis_client(str(current_app.config.get("REDIS_URL") or ""))
+    if client is None:
+        return None
+    key = stream_key(str(current_app.config.get("BROKER_PREFIX") or ""), match_id)
+    return Feed(client, key, make_game(**config), seed)
+
+
+class Event(NamedTuple):
+    """One server-sent event: ``name`` (frame, end or a heartbeat: None), its id and data."""
+
+    name: str | None
+    id: int | None
+    data: bytes
+
+
+def follow(
+    client: redis.Redis,
+    key: str,
+    since: int,
+    seat: int | None,
+    wait: float,
+    until: float,
+    running: Callable[[], bool],
+) -> Iterator[Event]:
+    """The frames after frame ``since`` as they are written, then the end. Each frame is the
+    public one, or seat ``seat``'s. After ``wait`` seconds without news, ``running()`` is
+    asked (a worker that died writes no end) and a heartbeat sent; at ``until`` (monotonic)
+    the stream stops, and a browser's ``EventSource`` resumes after the last frame it had."""
+    field = b"p" if seat is None else f"s{seat}".encode()
+    last = f"{since}-1" if since >= 0 else "0-0"
+    while (left := until - time.monotonic()) > 0:
+        block = max(1, int(min(wait, left) * 1000))
+        answer: Any = client.xread({key: last}, count=100, block=block)
+        if not answer:
+            if not running():
+                yield Event("end", None, b"over")
+                return
+            yield Event(None, None, b"")
+            continue
+        entries: list[tuple[bytes, dict[bytes, bytes]]] = answer[0][1]
+        for entry_id, fields in entries:
+            last = entry_id.decode()
+            index = int(last.split("-")[0])
+            if b"end" in fields:
+                yield Event("end", index, fields[b"end"])
+                return
+            yield Event("frame", index, fields.get(field, b"null"))
+
+
+def reader(url: str, wait: float) -> redis.Redis | None:
+    """A Redis client for one stream, whose reads outlast a ``wait`` seconds' block; None if
+    the site has no Redis (its readers poll instead)."""
+    if url.startswith("redis+socket://"):
+        path = url[len("redis+socket://") :]
+        return redis.Redis(unix_socket_path=path, socket_timeout=wait + 10)
+    if url.startswith(("redis://", "rediss://")):
+        return redis.Redis.from_url(url, socket_timeout=wait + 10)
+    return None
+
+
+# --- the site: streams to readers ----------------------------------------------------------
+
+
+class Busy(Exception):
+    """Too many live streams are open (this client's, or this web process's)."""
+
+
+class Slots:
+    """Open live streams of this web process, overall and per client address.
+
+    Each stream holds one of the web server's threads for as long as it is open, so their
+    number must stay below the threads (``ARENA_WEB_THREADS``) with room for every other
+    request; a client may hold only a few, so one reader cannot take them all.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.open: dict[str, int] = {}
+
+    def take(self, client: str, most: int, per_client: int) -> None:
+        """Count one more stream of ``client``; ``Busy`` if either bound is reached."""
+        with self.lock:
+            if sum(self.open.values()) >= most:
+                raise Busy(f"this server follows {most} live matches at most; try again soon")
+            if self.open.get(client, 0) >= per_client:
+                raise Busy(f"at most {per_client} live streams per client")
+            self.open[client] = self.open.get(client, 0) + 1
+
+    def give(self, client: str) -> None:
+        """A stream of ``client`` ended."""
+        with self.lock:
+            left = self.open.get(client, 0) - 1
+            if left > 0:
+                self.open[client] = left
+            else:
+                self.open.pop(client, None)
+
+    def count(self) -> int:
+        with self.lock:
+            return sum(self.open.values())
+
+
+slots = Slots()
+
+
+def wire(event: Event) -> bytes:
+    """One event as ``text/event-stream`` text (a heartbeat is a comment)."""
+    if event.name is None:
+        return b": live\n\n"
+    head = b"event: " + event.name.encode() + b"\n"
+    if event.name == "frame" and event.id is not None:
+        head += b"id: " + str(event.id).encode() + b"\n"
+    return head + b"data: " + event.data + b"\n\n"
