@@ -563,7 +563,6 @@ export class Player {
   /** The match is over: every view may now be shown, so the frames are loaded afresh. */
   async #finishLive(atEnd) {
     this.#unfollow();
-    this.root.dataset.feed = "";
     this.replay = await this.options.source.replay();
     this.#buildHead();
     const step = atEnd ? Infinity : this.state.step;
@@ -571,6 +570,7 @@ export class Player {
     await this.store.ensure(Math.min(step, this.replay.steps?.length ?? 0));
     await this.go(step, false);
     this.#fillInBackground();
+    this.root.dataset.feed = "over";
     if (this.#running()) this.#follow(); // given back and played again: a new attempt
   }
 
