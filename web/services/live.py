@@ -3,11 +3,11 @@
 The worker (``Feed``) turns each step into the frames its readers may be sent, once: the public
 frame (what any spectator sees: the public observation and each move as a spectator sees it
 made, exactly what the frames API serves for a hidden match) and each seat's own frame (that
-seat's observation and moves, for the seat's owner). A writer thread appends them to one Redis
-stream per match, ``<prefix>live:<match id>``, so the referee never waits on Redis. The stream
-is bounded (``LIVE_STREAM_LENGTH`` entries) and expires (``LIVE_STREAM_TTL`` seconds after the
-last write); the entry of frame ``i`` has the id ``i-1``, so a reader resumes after any frame
-with one ``XREAD``, and the end of an attempt is the entry ``<last frame>-2``.
+seat's observation and moves, for the seat's owner). A writer thread builds them and appends
+them to one Redis stream per match, ``<prefix>live:<match id>``, so the referee never waits.
+The stream is bounded (``LIVE_STREAM_LENGTH`` entries) and expires (``LIVE_STREAM_TTL`` seconds
+after the last write); the entry of frame ``i`` has the id ``i-1``, so a reader resumes after
+any frame with one ``XREAD``, and the end of an attempt is the entry ``<last frame>-2``.
 
 The site (``follow``) streams what is there to each reader, choosing the public or the reader's
 seat's frame from each entry: a watcher costs the worker nothing, and the site nothing but a
@@ -42,80 +42,105 @@ def stream_key(prefix: str, match_id: int) -> str:
     return f"{prefix}live:{match_id}"
 
 
-def frame_of(state: State, index: int, step: dict[str, Any] | None, seat: int | None) -> bytes:
-    """Frame ``index`` (reached by ``step``) as the frames API serves it for a hidden match:
-    public only (``seat`` None), or seat ``seat``'s own view."""
+def _view(observation: dict[str, Any]) -> bytes:
+    """An observation as the frames API gives it: JSON, without the growing histories."""
+    from arena.replay import HISTORY_KEYS
+
+    return orjson.dumps({k: v for k, v in observation.items() if k not in HISTORY_KEYS})
+
+
+def _event(step: dict[str, Any] | None, game: Game, seat: int | None) -> bytes:
     from web.api import replays
 
+    if step is None:
+        return b"null"
     owned = set() if seat is None else {seat}
-    event = None if step is None else replays.event_for(step, state.game, seat, owned, True)
-    frame: dict[str, Any] = {
-        "index": index,
-        "event": event,
-        "public": replays.view(state.observation(None)),
-    }
-    if seat is not None:
-        frame["seat"] = replays.view(state.observation(seat))
-    return orjson.dumps(frame)
+    return orjson.dumps(replays.event_for(step, game, seat, owned, True))
 
 
 def entry_of(state: State, index: int, step: dict[str, Any] | None) -> dict[str, bytes]:
-    """The stream entry of frame ``index``: the public frame and each seat's."""
-    fields = {"p": frame_of(state, index, step, None)}
+    """The stream entry of frame ``index`` (reached by ``step``): the public frame (``p``), as
+    the frames API serves a hidden match's, and each seat's own frame (``s0``, ``s1``...)."""
+    head = b'{"index":' + str(index).encode() + b',"event":'
+    public = b',"public":' + _view(state.observation(None))
+    fields = {"p": head + _event(step, state.game, None) + public + b"}"}
     for seat in range(state.game.players):
-        fields[f"s{seat}"] = frame_of(state, index, step, seat)
+        own = b',"seat":' + _view(state.observation(seat)) + b"}"
+        fields[f"s{seat}"] = head + _event(step, state.game, seat) + public + own
     return fields
 
 
 class Feed:
     """The live feed one attempt of a match writes; ``on_step`` is a referee step callback.
 
-    Nothing here may stop the match: a Redis that fails is logged once and the feed goes quiet
-    (readers fall back to the live replay file, ``web.services.play.LiveReplay``).
+    The referee's thread only queues each step; a writer thread re-plays the steps on a state
+    of its own, builds the frames and appends them to the stream, whatever piled up meanwhile
+    in one round trip. So the match waits for neither the frames nor Redis. Nothing here may
+    stop the match: a Redis that fails is logged once and the feed goes quiet (readers fall back
+    to the live replay file, ``web.services.play.LiveReplay``).
     """
 
     def __init__(self, client: redis.Redis, key: str, game: Game, seed: int) -> None:
         self.client, self.key = client, key
         self.length = int(current_app.config["LIVE_STREAM_LENGTH"])
         self.ttl = int(current_app.config["LIVE_STREAM_TTL"])
+        self.state = game.new_state(seed)
         self.index = 0
         self.pending: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.broken = False
         self.pending.put(("reset", None))  # a new attempt starts the feed afresh
-        self.pending.put(("0-1", entry_of(game.new_state(seed), 0, None)))
+        self.pending.put(("step", None))  # frame 0: the deal before any decision
         self.thread = threading.Thread(target=self._write, name=f"live-{key}", daemon=True)
         self.thread.start()
 
-    def on_step(self, state: State, step: dict[str, Any]) -> None:
-        """Queue the frames of the step just applied (its status is final: ``Referee.play``)."""
-        self.index += 1
+    def on_step(self, _state: State, step: dict[str, Any]) -> None:
+        """Queue the step just applied (its status is final: ``Referee.play``)."""
         if not self.broken:
-            self.pending.put((f"{self.index}-1", entry_of(state, self.index, step)))
+            self.pending.put(("step", dict(step)))
 
     def close(self, status: str | None, wait: float = 5.0) -> None:
         """Write the end of this attempt (``status``: one of ``END_STATUSES``) and stop; None
         writes no end (a result another attempt superseded: the feed is that attempt's now)."""
         if status is not None:
-            self.pending.put((f"{self.index}-2", {"end": status.encode()}))
+            self.pending.put(("end", status))
         self.pending.put(_STOP)
         self.thread.join(wait)
 
     def _write(self) -> None:
-        while True:
-            batch = [self.pending.get()]
-            while not self.pending.empty():  # whatever piled up goes in one round trip
-                batch.append(self.pending.get())
-            stop = batch[-1] is _STOP
-            entries = [item for item in batch if item is not _STOP]
-            if entries and not self.broken:
-                self._send(entries)
-            if stop:
-                return
+        try:
+            while True:
+                batch = [self.pending.get()]
+                while not self.pending.empty():
+                    batch.append(self.pending.get())
+                commands = [self._command(*item) for item in batch if item is not _STOP]
+                if commands and not self.broken:
+                    self._send(commands)
+                if batch[-1] is _STOP:
+                    return
+        finally:
+            self.client.close()
 
-    def _send(self, entries: list[tuple[str, Any]]) -> None:
+    def _command(self, kind: str, value: Any) -> tuple[str, Any]:
+        """What one queued item writes: ``(entry id, fields)``, or ``("reset", None)``."""
+        if kind == "reset" or self.broken:
+            return ("reset", None)
+        if kind == "end":
+            return (f"{self.index}-2", {"end": str(value).encode()})
+        if value is not None:
+            from arena.replay import apply_step
+
+            problem = apply_step(self.state, value, self.index)
+            if problem:  # cannot happen for a referee's step; the feed stops rather than lie
+                self.broken = True
+                log.error("%s: the live feed stopped: %s", self.key, problem)
+                return ("reset", None)
+            self.index += 1
+        return (f"{self.index}-1", entry_of(self.state, self.index, value))
+
+    def _send(self, commands: list[tuple[str, Any]]) -> None:
         try:
             pipe = self.client.pipeline(transaction=False)
-            for entry_id, fields in entries:
+            for entry_id, fields in commands:
                 if entry_id == "reset":
                     pipe.delete(self.key)
                 else:

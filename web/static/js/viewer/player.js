@@ -60,7 +60,7 @@ export class Player {
     this.root.classList.remove("loading");
     this.root.removeAttribute("aria-busy");
     this.#fillInBackground();
-    if (this.#running()) this.#follow();
+    this.#watch();
     return this;
   }
 
@@ -528,6 +528,7 @@ export class Player {
       onEnd: () => this.#finishLive(this.state.step >= this.last),
       onFail: () => {
         this.#unfollow();
+        this.root.dataset.feed = "poll";
         this.#poll();
       },
     });
@@ -542,7 +543,6 @@ export class Player {
 
   #poll() {
     const every = this.options.pollMs ?? POLL_MS;
-    this.root.dataset.feed = "poll";
     clearInterval(this.poller);
     this.poller = setInterval(async () => {
       if (this.polling) return;
@@ -571,7 +571,13 @@ export class Player {
     await this.go(step, false);
     this.#fillInBackground();
     this.root.dataset.feed = "over";
-    if (this.#running()) this.#follow(); // given back and played again: a new attempt
+    this.#watch(); // given back and played again: a new attempt
+  }
+
+  /** Follow a match being played; poll a finished one of a sealed deal group until it opens. */
+  #watch() {
+    if (this.#running()) this.#follow();
+    else if (this.options.source.live) this.#poll();
   }
 
   /** Whether the match is being played (or waits to be): it is followed as it goes. */
