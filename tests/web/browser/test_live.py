@@ -150,6 +150,7 @@ def test_a_running_mirrored_match_is_watched_live_to_its_end(
     pg_app: Flask, live_site: str, start_worker: Any, browser: Any, shared_tmp: Path
 ) -> None:
     require_bwrap()
+    pg_app.config["LIVE_STREAM_SECONDS"] = 600.0  # the streams here last the whole match
     alice, bob = users.create_user("alice"), users.create_user("bob")
     db.session.commit()
     versions = [steady_version(shared_tmp, alice), steady_version(shared_tmp, bob)]
