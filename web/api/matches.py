@@ -192,9 +192,10 @@ def live(args: dict[str, Any], match_id: int) -> Response:
             if over:
                 yield live_feed.wire(live_feed.Event("end", None, b"over"))
                 return
-            key = live_feed.stream_key(str(config.get("BROKER_PREFIX") or ""), match_id)
+            prefix = str(config.get("BROKER_PREFIX") or "")
+            key = live_feed.stream_key(prefix, match_id, seat)
             until = time.monotonic() + float(config["LIVE_STREAM_SECONDS"])
-            for event in live_feed.follow(client, key, since, seat, wait, until, running):
+            for event in live_feed.follow(client, key, since, wait, until, running):
                 yield live_feed.wire(event)
         except redis.RedisError:
             return  # the browser reconnects, or falls back to polling

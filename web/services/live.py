@@ -4,8 +4,8 @@ The worker (``Feed``) turns each step into the frames its readers may be sent, o
 frame (what any spectator sees: the public observation and each move as a spectator sees it
 made, exactly what the frames API serves for a hidden match) and each seat's own frame (that
 seat's observation and moves, for the seat's owner). A writer thread builds them and appends
-them to one Redis stream per match, ``<prefix>live:<match id>``, so the referee never waits.
-The stream is bounded (``LIVE_STREAM_LENGTH`` entries) and expires (``LIVE_STREAM_TTL`` seconds
+them to one Redis stream per view, ``<prefix>live:<match id>:p`` (public) and ``...:s<seat>``,
+so the referee never waits, and a reader is sent only its own view. A stream is bounded (``LIVE_STREAM_LENGTH`` entries) and expires (``LIVE_STREAM_TTL`` seconds
 after the last write); the entry of frame ``i`` has the id ``i-1``, so a reader resumes after
 any frame with one ``XREAD``, and the end of an attempt is the entry ``<last frame>-2``.
 
@@ -37,9 +37,10 @@ END_STATUSES = ("finished", "given back")
 _STOP = object()
 
 
-def stream_key(prefix: str, match_id: int) -> str:
-    """The Redis key of match ``match_id``'s live feed."""
-    return f"{prefix}live:{match_id}"
+def stream_key(prefix: str, match_id: int, seat: int | None = None) -> str:
+    """The Redis key of one view of match ``match_id``'s live feed: the public one, or seat
+    ``seat``'s. Each view is a stream of its own, so a reader is sent only its frames."""
+    return f"{prefix}live:{match_id}:" + ("p" if seat is None else f"s{seat}")
 
 
 def _view(observation: dict[str, Any]) -> bytes:
@@ -80,8 +81,10 @@ class Feed:
     to the live replay file, ``web.services.play.LiveReplay``).
     """
 
-    def __init__(self, client: redis.Redis, key: str, game: Game, seed: int) -> None:
-        self.client, self.key = client, key
+    def __init__(self, client: redis.Redis, prefix: str, match_id: int, game: Game, seed: int):
+        self.client, self.key = client, f"{prefix}live:{match_id}"
+        views: list[int | None] = [None, *range(game.players)]
+        self.keys = {"p" if v is None else f"s{v}": stream_key(prefix, match_id, v) for v in views}
         self.length = int(current_app.config["LIVE_STREAM_LENGTH"])
         self.ttl = int(current_app.config["LIVE_STREAM_TTL"])
         self.state = game.new_state(seed)
@@ -90,7 +93,7 @@ class Feed:
         self.broken = False
         self.pending.put(("reset", None))  # a new attempt starts the feed afresh
         self.pending.put(("step", None))  # frame 0: the deal before any decision
-        self.thread = threading.Thread(target=self._write, name=f"live-{key}", daemon=True)
+        self.thread = threading.Thread(target=self._write, name=f"live-{match_id}", daemon=True)
         self.thread.start()
 
     def on_step(self, _state: State, step: dict[str, Any]) -> None:
@@ -125,7 +128,7 @@ class Feed:
         if kind == "reset" or self.broken:
             return ("reset", None)
         if kind == "end":
-            return (f"{self.index}-2", {"end": str(value).encode()})
+            return (f"{self.index}-2", dict.fromkeys(self.keys, str(value).encode()))
         if value is not None:
             from arena.replay import apply_step
 
@@ -140,12 +143,16 @@ class Feed:
     def _send(self, commands: list[tuple[str, Any]]) -> None:
         try:
             pipe = self.client.pipeline(transaction=False)
-            for entry_id, fields in commands:
+            for entry_id, views in commands:
                 if entry_id == "reset":
-                    pipe.delete(self.key)
-                else:
-                    pipe.xadd(self.key, fields, id=entry_id, maxlen=self.length, approximate=True)
-            pipe.expire(self.key, self.ttl)
+                    pipe.delete(*self.keys.values())
+                    continue
+                field = "end" if entry_id.endswith("-2") else "f"
+                for view, data in views.items():
+                    key = self.keys[view]
+                    pipe.xadd(key, {field: data}, id=entry_id, maxlen=self.length, approximate=True)
+            for key in self.keys.values():
+                pipe.expire(key, self.ttl)
             pipe.execute()
         except (redis.RedisError, OSError) as exc:  # watching is a nicety: the match goes on
             self.broken = True
@@ -160,8 +167,8 @@ def open_feed(match_id: int, config: dict[str, Any], seed: int) -> Feed | None:
     client = redis_client(str(current_app.config.get("REDIS_URL") or ""))
     if client is None:
         return None
-    key = stream_key(str(current_app.config.get("BROKER_PREFIX") or ""), match_id)
-    return Feed(client, key, make_game(**config), seed)
+    prefix = str(current_app.config.get("BROKER_PREFIX") or "")
+    return Feed(client, prefix, match_id, make_game(**config), seed)
 
 
 class Event(NamedTuple):
@@ -176,16 +183,14 @@ def follow(
     client: redis.Redis,
     key: str,
     since: int,
-    seat: int | None,
     wait: float,
     until: float,
     running: Callable[[], bool],
 ) -> Iterator[Event]:
-    """The frames after frame ``since`` as they are written, then the end. Each frame is the
-    public one, or seat ``seat``'s. After ``wait`` seconds without news, ``running()`` is
+    """The frames after frame ``since`` of the view at ``key`` (``stream_key``) as they are
+    written, then the end. After ``wait`` seconds without news, ``running()`` is
     asked (a worker that died writes no end) and a heartbeat sent; at ``until`` (monotonic)
     the stream stops, and a browser's ``EventSource`` resumes after the last frame it had."""
-    field = b"p" if seat is None else f"s{seat}".encode()
     last = f"{since}-1" if since >= 0 else "0-0"
     while (left := until - time.monotonic()) > 0:
         block = max(1, int(min(wait, left) * 1000))
@@ -203,7 +208,7 @@ def follow(
             if b"end" in fields:
                 yield Event("end", index, fields[b"end"])
                 return
-            yield Event("frame", index, fields.get(field, b"null"))
+            yield Event("frame", index, fields.get(b"f", b"null"))
 
 
 def reader(url: str, wait: float) -> redis.Redis | None:

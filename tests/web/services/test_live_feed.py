@@ -62,9 +62,8 @@ def running_match(app: Flask, doc: dict[str, Any]) -> Match:
 def feed_of(app: Flask, match: Match, doc: dict[str, Any]) -> None:
     """Write ``doc``'s steps to the match's feed as a worker playing it would."""
     client = redis.Redis.from_url(app.config["REDIS_URL"])
-    key = live.stream_key(app.config["BROKER_PREFIX"], match.id)
     game = make_game(**doc["game"])
-    feed = live.Feed(client, key, game, doc["seed"])
+    feed = live.Feed(client, app.config["BROKER_PREFIX"], match.id, game, doc["seed"])
     for index, state in enumerate(replays.states(doc)):  # one state, played on
         if index:
             feed.on_step(state, doc["steps"][index - 1])
@@ -168,16 +167,16 @@ def test_a_stream_sends_heartbeats_and_ends_when_its_match_is_gone(pg_app: Flask
     client = redis.Redis.from_url(pg_app.config["REDIS_URL"])
     key = live.stream_key(pg_app.config["BROKER_PREFIX"], match.id)
     states = iter([True, True, False])
-    got = list(live.follow(client, key, -1, None, 0.05, float("inf"), lambda: next(states)))
+    got = list(live.follow(client, key, -1, 0.05, float("inf"), lambda: next(states)))
     assert [e.name for e in got] == [None, None, "end"]
-    quiet = list(live.follow(client, key, -1, None, 0.05, time.monotonic() + 0.2, lambda: True))
+    quiet = list(live.follow(client, key, -1, 0.05, time.monotonic() + 0.2, lambda: True))
     assert quiet and all(e.name is None for e in quiet), "a stream past its time just stops"
 
 
 def test_a_feed_that_cannot_write_leaves_the_match_alone(pg_app: Flask, tmp_path: Path) -> None:
     doc = dict(replays.read_replay(GOLDEN / "svara.json"))
     nowhere = redis.Redis(unix_socket_path=str(tmp_path / "no-redis.sock"), socket_timeout=1)
-    feed = live.Feed(nowhere, "nowhere", make_game(**doc["game"]), doc["seed"])
+    feed = live.Feed(nowhere, "nowhere:", 1, make_game(**doc["game"]), doc["seed"])
     for index, state in enumerate(replays.states(doc)):  # one state, played on
         if index:
             feed.on_step(state, doc["steps"][index - 1])
