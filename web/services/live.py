@@ -5,12 +5,13 @@ frame (what any spectator sees: the public observation and each move as a specta
 made, exactly what the frames API serves for a hidden match) and each seat's own frame (that
 seat's observation and moves, for the seat's owner). A writer thread builds them and appends
 them to one Redis stream per view, ``<prefix>live:<match id>:p`` (public) and ``...:s<seat>``,
-so the referee never waits, and a reader is sent only its own view. A stream is bounded (``LIVE_STREAM_LENGTH`` entries) and expires (``LIVE_STREAM_TTL`` seconds
-after the last write); the entry of frame ``i`` has the id ``i-1``, so a reader resumes after
-any frame with one ``XREAD``, and the end of an attempt is the entry ``<last frame>-2``.
+so the referee never waits, and a reader is sent only its own view. A stream is bounded
+(``LIVE_STREAM_LENGTH`` entries) and expires (``LIVE_STREAM_TTL`` seconds after the last
+write); the entry of frame ``i`` has the id ``i-1``, so a reader resumes after any frame with
+one ``XREAD``, and the end of an attempt is the entry ``<last frame>-2``.
 
-The site (``follow``) streams what is there to each reader, choosing the public or the reader's
-seat's frame from each entry: a watcher costs the worker nothing, and the site nothing but a
+The site (``follow``) streams what is there to each reader, from the public view's stream or
+the reader's seat's: a watcher costs the worker nothing, and the site nothing but a
 blocked read. The feed never carries the seed, the full view or another seat's hidden cards.
 """
 
