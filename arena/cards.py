@@ -9,6 +9,7 @@ clubs.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 Card = int
 Suit = int
@@ -44,6 +45,10 @@ def rank_of(card: Card) -> int:
 def to_str(card: Card) -> str:
     """``"TH"`` for the ten of hearts."""
     return RANKS[(card & 15) - 5] + SUITS[card >> 4]
+
+
+NAMES = tuple(RANKS[(c & 15) - 5] + SUITS[c >> 4] if 5 <= c & 15 <= ACE else "" for c in range(64))
+"""``NAMES[card]`` is ``to_str(card)`` for every card, looked up rather than built."""
 
 
 def pretty(card: Card) -> str:
@@ -87,8 +92,17 @@ def lowest_rank(size: int) -> int:
 
 def pack(size: int = 36) -> list[Card]:
     """A full pack in a fixed order (suit by suit, low to high): shuffle it with a seeded RNG."""
-    low = lowest_rank(size)
-    return [make(rank, suit) for suit in range(4) for rank in range(low, ACE + 1)]
+    packed = _PACKS.get(size)
+    if packed is None:
+        low = lowest_rank(size)
+        packed = _PACKS[size] = tuple(
+            make(rank, suit) for suit in range(4) for rank in range(low, ACE + 1)
+        )
+    return list(packed)
+
+
+_PACKS: dict[int, tuple[Card, ...]] = {}
+"""Each pack size's order, built once: every deal starts from a fresh copy."""
 
 
 def mask(cards: Iterable[Card]) -> int:
@@ -109,8 +123,22 @@ def unmask(m: int) -> list[Card]:
     return out
 
 
+_NAMES = {make(r, s): to_str(make(r, s)) for s in range(4) for r in range(5, 15)}
+"""``to_str`` of every card, by card."""
+
+
 def strs(cards: Iterable[Card]) -> list[str]:
-    return [to_str(c) for c in cards]
+    return [_NAMES[c] for c in cards]
+
+
+def mask_strs(m: int) -> list[str]:
+    """``strs(unmask(m))``, remembered for the masks seen lately (a fresh list each time)."""
+    return list(_mask_names(m))
+
+
+@lru_cache(maxsize=1 << 12)
+def _mask_names(m: int) -> tuple[str, ...]:
+    return tuple(strs(unmask(m)))
 
 
 def sort_hand(cards: Iterable[Card]) -> list[Card]:

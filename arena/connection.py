@@ -35,6 +35,10 @@ MAX_UNREAD_BYTES = 1 << 20
 FROZEN_SPIN_S = 300e-6
 """How long ``wait_frozen`` checks without sleeping (a bot usually stops within microseconds;
 a sleep costs at least the timer slack, 50 µs)."""
+FROZEN_SPIN_APART_S = 1e-3
+"""The same for a bot on another core than the referee's: its checks do not yield (a yield
+would give the referee's core away to any other task for a whole time slice), and the bot may
+have to wait for its own core a little longer on a busy host."""
 FROZEN_POLL_FIRST_S = 20e-6
 FROZEN_POLL_MAX_S = 1e-3
 """How often ``wait_frozen`` looks again after that: first after 20 µs, backing off to 1 ms."""
@@ -132,9 +136,11 @@ class Connection:
         self.stdout_open = True
         self.stderr_open = True
         self.detached = False
+        self.apart = False
+        """True when the bot runs on a core the referee does not (set by the referee)."""
         self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
-        self._stdout_poll = select.poll()
-        self._stdout_poll.register(process.stdout_fd, select.POLLIN)
+        self._stderr_poll = select.poll()
+        self._stderr_poll.register(process.stderr_fd, select.POLLIN)
         for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
             _set_nonblocking(fd)
 
@@ -158,17 +164,19 @@ class Connection:
 
         A freeze takes effect as each task leaves the kernel: one inside a long system call
         keeps its core meanwhile. The first checks only yield the core (the usual wait: the
-        bot's tasks have to be scheduled once), later ones sleep, backing off to a millisecond.
+        bot's tasks have to be scheduled once), or, for a bot on another core (``apart``), do
+        not even that; later ones sleep, backing off to a millisecond.
         """
         if self.detached:
             return True
         process = self.process
-        spin_until = time.perf_counter() + FROZEN_SPIN_S
+        apart = self.apart
+        spin_until = time.perf_counter() + (FROZEN_SPIN_APART_S if apart else FROZEN_SPIN_S)
         while not process.is_frozen():
-            now = time.perf_counter()
-            if now >= spin_until:
+            if time.perf_counter() >= spin_until:
                 return self._wait_frozen_slowly(deadline)
-            os.sched_yield()  # the bot may share this core: let it run to its stop
+            if not apart:
+                os.sched_yield()  # the bot shares this core: let it run to its stop
         return True
 
     def _wait_frozen_slowly(self, deadline: float) -> bool:
@@ -249,13 +257,8 @@ class Connection:
             return ReadEvent.EOF
         if self.outbox and not self.gone:
             return self._read_while_writing(deadline, others)
-        # On the match's one core the bot often runs as soon as its request is written, so its
-        # answer may be there already; a poll of stdout alone is cheaper than one over every
-        # pipe, and much cheaper than a read that fails (Python builds an exception for that).
-        if self._stdout_poll.poll(0):
-            event = self._read_stdout()
-            if event is not None:
-                return event
+        # No first look at stdout alone: the answer is seldom there yet (the bot has just been
+        # woken), and that extra poll cost more than it saved (docs/benchmarks.md).
         poller, owners = self._poller(others)
         return self._wait_line(deadline, poller, owners)
 
@@ -384,6 +387,12 @@ class Connection:
         self.gone = True
         self.outbox.clear()
         self._poll_cache = None
+
+    def drain_waiting_stderr(self) -> None:
+        """``drain_stderr`` if stderr has something to read (or has closed): a poll costs
+        less than a read that finds nothing, for which Python builds an exception."""
+        if self.stderr_open and self._stderr_poll.poll(0):
+            self.drain_stderr()
 
     def drain_stderr(self, limit: int = 16) -> bool:
         """Read what stderr holds now (at most ``limit`` chunks); False once it is closed."""

@@ -6,6 +6,10 @@ stderr is free for the bot's logs. ``docs/protocol.md`` is the bot author's refe
 
 Referee to bot: ``hello``, ``request``, ``error``, ``deal_end``, ``match_end``, ``shutdown``.
 Bot to referee: ``ready``, ``action``, ``error``.
+
+A bot may ask in its ``ready`` for its observations as deltas (``observations: "delta"``): its
+``request`` and ``deal_end`` then carry ``delta`` in place of ``observation``; ``arena.feed``
+writes both forms.
 """
 
 from __future__ import annotations
@@ -29,6 +33,15 @@ MAX_NAME_CHARS = 64
 """A bot's self-chosen name in ``ready`` is cut to this length."""
 
 JSON = dict[str, Any]
+
+Encoded = orjson.Fragment
+"""A JSON value already encoded, written as is inside a message."""
+
+FULL = "full"
+DELTA = "delta"
+OBSERVATION_MODES = (FULL, DELTA)
+"""How a seat gets its observations (``observations`` in ``ready``): whole (the default) or as
+deltas against the last one it was sent."""
 
 
 class ProtocolError(ValueError):
@@ -87,23 +100,29 @@ class Hello:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Request:
-    """The bot's turn: its complete observation and the legal actions. Answer: ``action``."""
+    """The bot's turn: its complete observation and the legal actions. Answer: ``action``.
+
+    With ``delta`` the observation is a delta against the last one the bot was sent, under the
+    key ``delta`` (a bot that asked for deltas in ``ready``). Not frozen, like ``ActionReply``:
+    it is built for every move; treat it as read-only.
+    """
 
     id: int
     deal: int
-    observation: JSON
-    legal_actions: list[JSON]
+    observation: JSON | Encoded
+    legal_actions: list[JSON] | list[Encoded]
     time_left_ms: int
     move_ms: int
+    delta: bool = False
 
     def to_json(self) -> JSON:
         return {
             "type": "request",
             "id": self.id,
             "deal": self.deal,
-            "observation": self.observation,
+            "delta" if self.delta else "observation": self.observation,
             "legal_actions": self.legal_actions,
             "time_left_ms": self.time_left_ms,
             "move_ms": self.move_ms,
@@ -136,10 +155,13 @@ class DealEnd:
     """A deal is over; ``observation`` is the seat's view right after it."""
 
     deal: int
-    observation: JSON
+    observation: JSON | Encoded
+    delta: bool = False
+    """The observation is a delta, sent under the key ``delta`` (as in ``Request``)."""
 
     def to_json(self) -> JSON:
-        return {"type": "deal_end", "deal": self.deal, "observation": self.observation}
+        key = "delta" if self.delta else "observation"
+        return {"type": "deal_end", "deal": self.deal, key: self.observation}
 
 
 @dataclass(frozen=True)
@@ -172,7 +194,7 @@ RefereeMessage = Hello | Request | ErrorNotice | DealEnd | MatchEnd | Shutdown
 
 def encode(message: RefereeMessage) -> bytes:
     """One wire line (newline included) for ``message``."""
-    return orjson.dumps(message.to_json()) + b"\n"
+    return orjson.dumps(message.to_json(), option=orjson.OPT_APPEND_NEWLINE)
 
 
 # --- bot to referee -------------------------------------------------------------------------
@@ -184,6 +206,8 @@ class Ready:
 
     protocol: int
     name: str | None = None
+    observations: str = FULL
+    """``full`` or ``delta``: how the bot wants its observations."""
 
 
 @dataclass(slots=True)
@@ -236,7 +260,11 @@ def _decode_ready(obj: JSON) -> Ready:
     name = obj.get("name")
     if name is not None and not isinstance(name, str):
         raise ProtocolError("ready 'name' must be a string")
-    return Ready(protocol=version, name=name[:MAX_NAME_CHARS] if name else None)
+    mode = obj.get("observations", FULL)
+    if not isinstance(mode, str) or mode not in OBSERVATION_MODES:
+        wanted = " or ".join(repr(m) for m in OBSERVATION_MODES)
+        raise ProtocolError(f"ready 'observations' must be {wanted}, got {_json_text(mode)}")
+    return Ready(version, name[:MAX_NAME_CHARS] if name else None, mode)
 
 
 def _decode_action(obj: JSON) -> ActionReply:
@@ -295,6 +323,12 @@ def _is_int(value: Any) -> bool:
 
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
+
+
+def _json_text(value: Any, limit: int = 40) -> str:
+    """``value`` as JSON for a message, cut to ``limit`` characters."""
+    text = orjson.dumps(value).decode()
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _excerpt(line: bytes, limit: int = 80) -> str:

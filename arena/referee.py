@@ -10,11 +10,11 @@ match, as do a crash or an init failure at once. A forfeited seat's process is k
 turns are played with the default action, and it is ranked last.
 
 Freezing rule: a bot's processes are frozen (``BotProcess.freeze``) from the moment its ``ready``
-or its answer arrives until just before its next request is written, so no bot runs on another
-one's time; all are thawed at the match's end to read ``shutdown``. A move ends only when the
-bot has really stopped: the time until then is on its clock, and a bot still running
-``FREEZE_WAIT_S`` after its answer (a long system call begun just before it) gets a strike as
-for a timeout, though its move stands.
+or its answer arrives until its next request has been written (it finds the request waiting as
+it thaws), so no bot runs on another one's time; all are thawed at the match's end to read
+``shutdown``. A move ends only when the bot has really stopped: the time until then is on its
+clock, and a bot still running ``FREEZE_WAIT_S`` after its answer (a long system call begun just
+before it) gets a strike as for a timeout, though its move stands.
 
 ``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
 """
@@ -22,22 +22,28 @@ for a timeout, though its move stands.
 from __future__ import annotations
 
 import enum
+import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+import orjson
+
 from arena import __version__
 from arena.agents import get_agent
 from arena.bots import BotManifest
 from arena.connection import Connection, ReadEvent, Transcript
+from arena.feed import ObservationFeed
 from arena.games.base import Action, Game, Result, State
 from arena.protocol import (
+    DELTA,
     PROTOCOL_VERSION,
     ActionReply,
     BotError,
     DealEnd,
+    Encoded,
     ErrorNotice,
     Hello,
     LineTooLong,
@@ -64,6 +70,9 @@ FREEZE_WAIT_S = 1.0
 WAIT_FOR_FREEZE = True
 """False only in tests, to show what the wait closes: the next seat then moves while the last
 one may still run on the match's core."""
+WRITE_BEFORE_THAW = True
+"""False only in ``bench/protocol.py``, to measure what writing a request before the thaw
+saves (the bot then wakes from the freezer and blocks again on its empty stdin)."""
 
 
 class SeatStatus(enum.StrEnum):
@@ -179,6 +188,8 @@ class Seat:
     returncode: int | None = None
     self_name: str | None = None
     rng: random.Random = field(default_factory=random.Random)
+    feed: ObservationFeed = field(default_factory=ObservationFeed)
+    """What the bot has been sent of its observations (whole, unless it asked for deltas)."""
 
     @property
     def live(self) -> bool:
@@ -208,6 +219,7 @@ class Referee:
         self.recorder = ReplayRecorder(game.config(), seed, [_seat_info(b) for b in bots])
         self.request_id = 0
         self._others_cache: dict[int, list[Connection]] = {}
+        self._encoded_actions: dict[Action, Encoded] = {}
         self._stopping: _Stopping | None = None
 
     # --- start and stop -----------------------------------------------------------------------
@@ -233,6 +245,7 @@ class Referee:
             return
         sink = self.transcripts.get(seat.index)
         seat.conn = Connection(process, transcript=Transcript(sink) if sink else None)
+        seat.conn.apart = cpu is not None and cpu not in os.sched_getaffinity(0)
         hello = Hello(
             game=self.game.name,
             players=self.game.players,
@@ -266,6 +279,7 @@ class Referee:
             self._forfeit(seat, SeatStatus.INIT_FAILURE, problem)
         else:
             seat.self_name = msg.name
+            seat.feed = ObservationFeed(msg.observations)
 
     def close_all(self) -> None:
         """Say goodbye to every live bot, then kill every process tree; never raises."""
@@ -349,20 +363,33 @@ class Referee:
         assert seat.conn is not None
         state = self.state
         legal = state.legal_actions()
-        legal_json = [state.action_to_json(a) for a in legal]
+        legal_json = self._legal_json(state, legal)
         self.request_id += 1
+        feed = seat.feed
         request = encode(Request(
             id=self.request_id,
             deal=deal,
-            observation=state.observation(seat.index),
+            observation=feed.message_body(state, seat.index),
             legal_actions=legal_json,
             time_left_ms=round(seat.bank_s * 1000),
             move_ms=round(self.tc.move_s * 1000),
+            delta=feed.mode == DELTA,
         ))  # fmt: skip
-        seat.conn.thaw()  # frozen since its last answer; thawing is not on its clock
-        started = time.perf_counter()  # the bot's clock starts once its request is ready
+        # Written while the bot is still frozen: it finds the request waiting as it thaws, so
+        # its wake-up from the freezer and its read are one. The bot's clock starts once its
+        # request is ready, as ever (the write is on it), and the thaw is not on it.
+        if WRITE_BEFORE_THAW:
+            ready = time.perf_counter()
+            sent = seat.conn.send(request)
+            thawing = time.perf_counter()
+            seat.conn.thaw()
+            started = ready + (time.perf_counter() - thawing)
+        else:
+            seat.conn.thaw()
+            started = time.perf_counter()
+            sent = seat.conn.send(request)
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
-        reply, status, message = self._exchange(seat, request, deadline)
+        reply, status, message = self._exchange(seat, sent, deadline)
         elapsed = time.perf_counter() - started
         seat.conn.freeze()  # not its turn any more (answer, timeout or failure alike)
         self._charge(seat, elapsed)
@@ -375,12 +402,21 @@ class Referee:
             action = state.default_action()
             self._penalise(seat, status, message or status.value)
         debug = reply.debug if reply is not None else None
-        if seat.conn.stderr_open:  # what the bot logged before answering is in the pipe now
-            seat.conn.drain_stderr()
+        seat.conn.drain_waiting_stderr()  # what the bot logged before answering is there now
         excerpt = seat.conn.stderr.take_step_excerpt()
         wire = state.action_to_json(action)
         step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
         return action, step
+
+    def _legal_json(self, state: State, legal: list[Action]) -> list[Any]:
+        """The wire forms of ``legal``: encoded once per match where the game allows it."""
+        if not state.fixed_action_json:
+            return [state.action_to_json(a) for a in legal]
+        known = self._encoded_actions
+        for action in legal:
+            if action not in known:
+                known[action] = Encoded(orjson.dumps(state.action_to_json(action)))
+        return [known[a] for a in legal]
 
     def _settle(self, next_seat: Seat) -> None:
         """Before ``next_seat`` is thawed: wait until the bot that moved last has really
@@ -419,16 +455,18 @@ class Referee:
         seat.bank_s = max(0.0, seat.bank_s - over)
 
     def _exchange(
-        self, seat: Seat, request: bytes, deadline: float | None
+        self, seat: Seat, sent: bool, deadline: float | None
     ) -> tuple[ActionReply | None, SeatStatus, str | None]:
-        """Send a request and wait for its answer; stale answers to older requests are skipped."""
+        """Wait for the answer to the request just sent (``sent``: whether the bot could take
+        it); stale answers to older requests are skipped."""
         conn = seat.conn
         assert conn is not None
-        if not conn.send(request):
+        if not sent:
             if conn.stalled:
                 unread = f"{len(conn.outbox)} bytes of earlier messages still unread"
                 return None, SeatStatus.TIMEOUT, f"does not read its input ({unread})"
             return None, SeatStatus.CRASH, self._crash_message(seat)
+        seat.feed.commit()  # the bot has it: its next delta builds on this observation
         while True:
             event = conn.read_line(deadline, self._others(seat))
             if event is ReadEvent.TIMEOUT:
@@ -481,19 +519,26 @@ class Referee:
         if seat.conn is not None:
             self._close(seat)
 
-    def _tell(self, seat: Seat, data: bytes) -> None:
+    def _tell(self, seat: Seat, data: bytes) -> bool:
         """Send a message that needs no answer; a bot whose stdin is gone has crashed.
 
         A stalled bot (one that reads nothing) misses the message; its next request says so.
+        True if the message was sent.
         """
         assert seat.conn is not None
-        if not seat.conn.send(data) and seat.conn.gone:
+        if seat.conn.send(data):
+            return True
+        if seat.conn.gone:
             self._forfeit(seat, SeatStatus.CRASH, self._crash_message(seat))
+        return False
 
     def _broadcast_deal_end(self, deal: int) -> None:
         for seat in self.seats:
             if seat.live:
-                self._tell(seat, encode(DealEnd(deal, self.state.observation(seat.index))))
+                feed = seat.feed
+                body = feed.message_body(self.state, seat.index)
+                if self._tell(seat, encode(DealEnd(deal, body, feed.mode == DELTA))):
+                    feed.commit()
 
     def _others(self, seat: Seat) -> list[Connection]:
         """The other live bots (whose stderr is drained while ``seat`` thinks); cached per seat."""

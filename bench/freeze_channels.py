@@ -1,19 +1,21 @@
-"""How many bits work left running across the freeze carries, with and without each fix.
+"""How many bits work left running across the freeze, and timers, carry, with and without each fix.
 
 The long version of ``tests/sandbox/test_freeze_channels.py``: the ``freeze-leak`` pair plays
 Svoi Kozyri under each backend, and for each technique the receiver's right guesses of the
-sender's random bits are counted, with the fix and without it:
+sender's random bits (one per move, ``--bits`` of them, 100 by default) are counted, with the
+fix and without it:
 
-- ``kernel``: a long system call begun just before the answer; fix: the referee waits until
+- ``kernel``: long system calls begun just before the answer; fix: the referee waits until
   the bot has really stopped (``arena.referee.WAIT_FOR_FREEZE``); both seats on one core;
-- ``timers``: POSIX timers and timerfds that fire while the bot is frozen; fix: a core of its
-  own per seat (``own_cores``); without it both seats share one core.
+- ``timers``: every timer the limits allow (POSIX timers, itimers of helper processes), set to
+  fire while the bot is frozen; fix: a core of its own per seat (``own_cores``); without it
+  both seats share one core, as on a host with fewer cores than seats.
 
 Each line: backend, technique, setting, right/scored, the exact one-sided binomial p-value
 against fair guessing, and the information per move of a binary symmetric channel with that
 error rate (``1 - H(right/scored)`` bits; 0 for no better than chance).
 
-    .venv/bin/python bench/freeze_channels.py [--deals 3] [--pairs 400] [--backend bwrap]
+    .venv/bin/python bench/freeze_channels.py [--bits 100] [--backend bwrap]
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import arena.referee  # noqa: E402
 from sandbox import backend_class, get_sandbox  # noqa: E402
-from tests.sandbox.test_freeze_channels import binomial_tail, leak_match, score  # noqa: E402
+from tests.sandbox.test_freeze_channels import aim, binomial_tail, leak_match, score  # noqa: E402
 
 SETTINGS = (
     ("kernel", "waits (fix)", True, False),
@@ -52,8 +54,7 @@ def bits_per_move(right: int, scored: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=3)
-    parser.add_argument("--pairs", type=int, default=400)
+    parser.add_argument("--bits", type=int, default=100, help="bits per setting (at most 153)")
     parser.add_argument("--backend", action="append", help="bwrap and/or docker (default both)")
     args = parser.parse_args()
     for name in args.backend or ["bwrap", "docker"]:
@@ -65,8 +66,8 @@ def main() -> None:
         for technique, label, wait, own in SETTINGS:
             arena.referee.WAIT_FOR_FREEZE = wait
             started = time.perf_counter()
-            outcome = leak_match(sandbox, {"technique": technique}, own_cores=own, deals=args.deals)
-            result = score(outcome.replay["steps"], args.pairs)
+            outcome = leak_match(sandbox, aim(technique, args.bits), own_cores=own)
+            result = score(outcome.replay["steps"], args.bits)
             p_value = binomial_tail(result.scored, result.right)
             print(
                 f"{name:6s} {technique:6s} {label:16s} {result.right:4d}/{result.scored:<4d} "

@@ -16,14 +16,26 @@ Freezing: the same match is also played under bubblewrap (where bots are frozen 
 turns, and each move ends only once the bot has really stopped, as in production) and under
 bubblewrap with freezing off, in alternate passes; the whole per-move time of each, and
 ``freeze_ratio=<with freezing / without>`` (the median over rounds of each round's ratio of
-medians), measure what freezing costs a move. ``--no-bwrap`` skips it. Each seat runs on a
+medians), measure what freezing costs a move. Two more frozen passes split that cost:
+``thaw_first_ratio``, the request written only after the thaw (as the referee once did), and
+``no_wait_ratio``, the next seat thawed without waiting for the last bot to be really frozen
+(``arena.referee.WRITE_BEFORE_THAW`` and ``WAIT_FOR_FREEZE`` switched off for that pass).
+``--no-bwrap`` skips it. Each seat runs on a
 core of its own where there are enough (as in production); ``--shared-core`` puts every seat
 on one core, as on a host with fewer cores than seats.
 
-The bot answers every request with index 0. Last line: ``ratio=<runner exchange / floor>``,
-the median over rounds of each round's ratio of medians (a round's floor and runner passes run
-back to back, so they share the machine's load even when it changes between rounds);
-``full_ratio`` compares the whole per-move time with the floor instead.
+Both observation modes are measured, in alternate passes: ``full`` (protocol v1's default,
+every request carries the whole observation) and ``delta`` (the bot asks for deltas in its
+``ready``). Each mode has its own floor: the same trivial bot, sent that mode's request lines
+over raw pipes. The request lines' sizes (p50 and p99 bytes) are printed per mode.
+
+The bot answers every request with index 0. Last line: ``ratio=<runner exchange / floor>``
+(full mode), the median over rounds of each round's ratio of medians (a round's floor and
+runner passes run back to back, so they share the machine's load even when it changes between
+rounds); ``full_ratio`` and ``delta_full_ratio`` compare the whole per-move time of each mode
+with its floor instead; ``request_p50_bytes`` is the median delta-mode request line
+(``full_request_p50_bytes`` the full one's), and ``delta_ratio`` the delta mode's exchange
+ratio.
 
     .venv/bin/python bench/protocol.py [--game svoi-kozyri] [--players 2] [--deals 6]
 """
@@ -46,10 +58,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import arena.referee  # noqa: E402
 from arena.bots import load_bot  # noqa: E402
+from arena.feed import ObservationFeed  # noqa: E402
 from arena.games import make_game  # noqa: E402
 from arena.games.base import Game, State  # noqa: E402
-from arena.protocol import Hello, Request, TimeInfo, encode  # noqa: E402
+from arena.protocol import DELTA, FULL, Hello, Request, TimeInfo, encode  # noqa: E402
 from arena.replay import Step  # noqa: E402
 from arena.runner import TimeControl, run_match, seat_cores  # noqa: E402
 from sandbox import get_sandbox  # noqa: E402
@@ -61,6 +75,7 @@ Times = list[float]
 TRIVIAL_BOT = r"""
 import os, sys
 out = sys.stdout.buffer
+ready = b'{"type":"ready","protocol":1,"observations":"%s"}\n' % sys.argv[1].encode()
 for line in sys.stdin.buffer:
     if b'"type":"request"' in line[:40]:
         start = line.index(b'"id":') + 5
@@ -68,63 +83,77 @@ for line in sys.stdin.buffer:
         out.write(b'{"type":"action","id":' + line[start:end] + b',"index":0}\n')
         out.flush()
     elif line.startswith(b'{"type":"hello"'):
-        out.write(b'{"type":"ready","protocol":1}\n')
+        out.write(ready)
         out.flush()
     elif line.startswith(b'{"type":"shutdown"'):
         break
 """
 
 
-def write_bot(folder: Path) -> Path:
+MODES = (FULL, DELTA)
+
+
+def write_bot(folder: Path, mode: str) -> Path:
+    """The trivial bot, asking for observations in ``mode``."""
+    folder.mkdir()
     (folder / "bot.py").write_text(TRIVIAL_BOT)
     (folder / "bot.toml").write_text(
         'name = "index-zero"\ngames = ["svoi-kozyri", "challenge"]\n'
-        'language = "python"\nrun = ["python3", "bot.py"]\n'
+        f'language = "python"\nrun = ["python3", "bot.py", "{mode}"]\n'
     )
     return folder
 
 
-def engine_and_floor(game: Game, seed: int, bot: Path, core: int) -> tuple[Times, Times]:
+def engine_and_floor(
+    game: Game, seed: int, bot: Path, core: int, mode: str
+) -> tuple[Times, Times, list[int]]:
     """Play index 0 everywhere in-process, each request also sent to the bot over raw pipes.
 
-    Returns the engine time per move (building the request, applying the action) and the raw
-    round-trip time per move. The engine work between round trips is the same as in the runner,
-    so both see the same cache state.
+    Returns the engine time per move (building the request as the referee does in ``mode``,
+    applying the action), the raw round-trip time per move and the request lines' sizes. The
+    engine work between round trips is the same as in the runner, so both see the same cache
+    state.
     """
     state = game.new_state(seed)
+    feeds = [ObservationFeed(mode) for _ in range(game.players)]
     engine: Times = []
     floor: Times = []
-    with raw_bot(bot, core) as (out_fd, in_fd):
+    sizes: list[int] = []
+    with raw_bot(bot, core, mode) as (out_fd, in_fd):
         while not state.is_terminal():
             started = time.perf_counter()
-            line = request_line(state, len(engine) + 1)
+            line = request_line(state, len(engine) + 1, feeds)
             state.apply_action(state.legal_actions()[0])
             engine.append(time.perf_counter() - started)
             started = time.perf_counter()
             round_trip(out_fd, in_fd, line)
             floor.append(time.perf_counter() - started)
-    return engine, floor
+            sizes.append(len(line))
+    return engine, floor, sizes
 
 
-def request_line(state: State, request_id: int) -> bytes:
+def request_line(state: State, request_id: int, feeds: list[ObservationFeed]) -> bytes:
     legal = state.legal_actions()
     seat = state.current_player()
+    feed = feeds[seat]
     request = Request(
         id=request_id,
         deal=state.deal_index,
-        observation=state.observation(seat),
+        observation=feed.message_body(state, seat),
         legal_actions=[state.action_to_json(a) for a in legal],
         time_left_ms=30000,
         move_ms=1000,
+        delta=feed.mode == DELTA,
     )
+    feed.commit()
     return encode(request)
 
 
 @contextmanager
-def raw_bot(bot: Path, core: int) -> Iterator[tuple[int, int]]:
+def raw_bot(bot: Path, core: int, mode: str) -> Iterator[tuple[int, int]]:
     """The trivial bot as a bare subprocess on ``core``, past its hello; its (stdin, stdout)."""
     proc = subprocess.Popen(
-        ["/usr/bin/python3", "bot.py"],
+        ["/usr/bin/python3", "bot.py", mode],
         cwd=bot,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -204,24 +233,41 @@ def main() -> None:
     game = make_game(args.game, players=args.players, params={"deals": args.deals})
     every_core = os.sched_getaffinity(0)
     core = sorted(every_core)[os.getpid() % len(every_core)]
-    figures: dict[str, list[Times]] = {"engine": [], "floor": [], "exchange": [], "runner": []}
+    figures: dict[str, list[Times]] = {}
+    sizes: dict[str, list[int]] = {}
     boxes = freezing_boxes(args.no_bwrap)
     with tempfile.TemporaryDirectory() as tmp:
-        bot = write_bot(Path(tmp))
+        bots = {mode: write_bot(Path(tmp) / mode, mode) for mode in MODES}
         for _ in range(args.rounds):  # alternating passes share the same background load
-            os.sched_setaffinity(0, {core})
-            engine, floor = engine_and_floor(game, args.seed, bot, core)
-            if args.no_pin:
-                os.sched_setaffinity(0, every_core)
-            runner, exchange = runner_pass(game, args.seed, bot, pin=not args.no_pin)
-            passes = (engine, floor, exchange, runner)
-            for key, values in zip(("engine", "floor", "exchange", "runner"), passes, strict=True):
-                figures[key].append(values)
-            for key, box in boxes.items():
-                figures.setdefault(key, []).append(
-                    runner_pass(game, args.seed, bot, not args.no_pin, box)[0]
+            for mode in MODES:
+                os.sched_setaffinity(0, {core})
+                engine, floor, sizes[mode] = engine_and_floor(
+                    game, args.seed, bots[mode], core, mode
                 )
-    moves = len(figures["floor"][0])
+                if args.no_pin:
+                    os.sched_setaffinity(0, every_core)
+                runner, exchange = runner_pass(game, args.seed, bots[mode], pin=not args.no_pin)
+                passes = {"engine": engine, "floor": floor, "exchange": exchange, "runner": runner}
+                for key, values in passes.items():
+                    figures.setdefault(f"{mode} {key}", []).append(values)
+            for key, box in boxes.items():
+                arena.referee.WRITE_BEFORE_THAW = key != "bwrap-thaw-first"
+                arena.referee.WAIT_FOR_FREEZE = key != "bwrap-no-wait"
+                figures.setdefault(key, []).append(
+                    runner_pass(game, args.seed, bots[FULL], not args.no_pin, box)[0]
+                )
+            arena.referee.WRITE_BEFORE_THAW = arena.referee.WAIT_FOR_FREEZE = True
+    report(args, cores, figures, sizes, bool(boxes))
+
+
+def report(
+    args: argparse.Namespace,
+    cores: list[int | None],
+    figures: dict[str, list[Times]],
+    sizes: dict[str, list[int]],
+    frozen: bool,
+) -> None:
+    moves = len(figures["full floor"][0])
     print(f"{args.game}, {args.players} players, {args.deals} deals: {moves} moves x {args.rounds}")
     print(f"seat cores {cores}")
     medians = {
@@ -232,26 +278,46 @@ def main() -> None:
         "floor": "floor (raw pipes)",
         "exchange": "runner exchange",
         "runner": "runner per move",
-        "bwrap": "bwrap, unfrozen, move",
-        "bwrap-frozen": "bwrap, frozen, move",
     }
-    for key, label in labels.items():
-        if key in medians:
-            print(f"{label:24s}median {medians[key] * 1e6:7.1f} us")
-    paired = [
-        statistics.median(exchange) / statistics.median(floor)
-        for exchange, floor in zip(figures["exchange"], figures["floor"], strict=True)
+    ratios: dict[str, float] = {}
+    for mode in MODES:
+        lines = sorted(sizes[mode])
+        p50, p99 = lines[len(lines) // 2], lines[min(len(lines) - 1, len(lines) * 99 // 100)]
+        print(f"{mode} observations: request lines p50 {p50} bytes, p99 {p99} bytes")
+        for key, label in labels.items():
+            print(f"  {label:24s}median {medians[f'{mode} {key}'] * 1e6:7.1f} us")
+        paired = round_ratios(figures[f"{mode} exchange"], figures[f"{mode} floor"])
+        print("  per-round exchange ratios " + " ".join(f"{r:.2f}" for r in paired))
+        ratios[f"{mode} exchange"] = statistics.median(paired)
+        ratios[f"{mode} move"] = medians[f"{mode} runner"] / medians[f"{mode} floor"]
+        ratios[f"{mode} p50"] = p50
+        print(f"  {mode}: exchange ratio {ratios[f'{mode} exchange']:.2f}, "
+              f"per move / floor {ratios[f'{mode} move']:.2f}")  # fmt: skip
+    if frozen:
+        print(f"{'bwrap, unfrozen, move':24s}median {medians['bwrap'] * 1e6:7.1f} us")
+        print(f"{'bwrap, frozen, move':24s}median {medians['bwrap-frozen'] * 1e6:7.1f} us")
+        print(f"{'  thawed, then written':24s}median {medians['bwrap-thaw-first'] * 1e6:7.1f} us")
+        print(f"{'  without the wait':24s}median {medians['bwrap-no-wait'] * 1e6:7.1f} us")
+        for key, name in (("bwrap-thaw-first", "thaw_first"), ("bwrap-no-wait", "no_wait")):
+            variant = round_ratios(figures[key], figures["bwrap"])
+            print(f"{name}_ratio={statistics.median(variant):.2f}")
+        freezing = round_ratios(figures["bwrap-frozen"], figures["bwrap"])
+        print("freezing per-round ratios " + " ".join(f"{r:.2f}" for r in freezing))
+        print(f"freeze_ratio={statistics.median(freezing):.2f}")
+    print(
+        f"ratio={ratios['full exchange']:.2f} full_ratio={ratios['full move']:.2f} "
+        f"delta_full_ratio={ratios['delta move']:.2f} "
+        f"request_p50_bytes={ratios['delta p50']:.0f} "
+        f"full_request_p50_bytes={ratios['full p50']:.0f} "
+        f"delta_ratio={ratios['delta exchange']:.2f}"
+    )
+
+
+def round_ratios(values: list[Times], anchors: list[Times]) -> list[float]:
+    """Each round's ratio of medians."""
+    return [
+        statistics.median(v) / statistics.median(a) for v, a in zip(values, anchors, strict=True)
     ]
-    print("per-round ratios " + " ".join(f"{r:.2f}" for r in paired))
-    print(f"full_ratio={medians['runner'] / medians['floor']:.2f}")
-    if boxes:
-        frozen = [
-            statistics.median(a) / statistics.median(b)
-            for a, b in zip(figures["bwrap-frozen"], figures["bwrap"], strict=True)
-        ]
-        print("freezing per-round ratios " + " ".join(f"{r:.2f}" for r in frozen))
-        print(f"freeze_ratio={statistics.median(frozen):.2f}")
-    print(f"ratio={statistics.median(paired):.2f}")
 
 
 def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
@@ -262,7 +328,13 @@ def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
     if reason is not None:
         print(f"# freezing not measured: {reason}")
         return {}
-    return {"bwrap": BwrapSandbox(freeze=False), "bwrap-frozen": BwrapSandbox()}
+    frozen = BwrapSandbox()
+    return {
+        "bwrap": BwrapSandbox(freeze=False),
+        "bwrap-frozen": frozen,
+        "bwrap-thaw-first": frozen,
+        "bwrap-no-wait": frozen,
+    }
 
 
 if __name__ == "__main__":

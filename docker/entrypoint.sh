@@ -4,7 +4,7 @@
 #   web      gunicorn on $ARENA_LISTEN (0.0.0.0:8000; ARENA_PORT is not read here)
 #   worker   a Celery worker for matches and bot builds
 #   beat     the Celery scheduler (ladders and the reaper); run exactly one
-#   migrate  apply the database migrations and exit
+#   migrate  apply the database migrations, create the storage (an object store's bucket) and exit
 #   delegate-cgroups  (as root, once) hand the bots' cgroup folders to the worker's user
 #   demo     register the sample bots and play a tournament (flask --app web demo --help)
 #   anything else runs as a command, e.g. `flask --app web user create alice` or `arena games`
@@ -22,6 +22,7 @@ wait_for_services() {
 migrate() {
     echo "entrypoint: applying database migrations" >&2
     flask --app web db upgrade
+    flask --app web storage init
 }
 
 delegate_cgroups() {
@@ -73,7 +74,7 @@ case "$service" in
         # Every queue, in priority order: builds, the (short) periodic tasks, validation and
         # placement matches, then the rest (with a `builder` container running, `-Q` can drop
         # builds here). The node name carries the container's host name for `inspect ping`.
-        exec celery -A web.worker:celery worker -Q "${ARENA_WORKER_QUEUES:-builds,default,validate,urgent,matches}" \
+        exec celery -A web.worker:celery worker -Q "${ARENA_WORKER_QUEUES:-builds,default,validate,urgent,challenges,matches}" \
             --concurrency "${ARENA_WORKER_CONCURRENCY:-2}" --prefetch-multiplier 1 \
             -n "worker@%h" -l info "$@"
         ;;

@@ -76,13 +76,16 @@ def bot_folder(bot_dir: Path) -> Path:
     return folder
 
 
-PENDING_SIGNALS = 16
-"""RLIMIT_SIGPENDING of every bot: queued signals and POSIX timers (each timer holds one).
+PENDING_SIGNALS = 4
+"""RLIMIT_SIGPENDING of every bot: queued real-time signals and POSIX timers (each timer holds
+one pending signal), at most this many together.
 
 A timer armed before an answer still fires while the bot is frozen, as an interrupt on the core
 it last ran on; this bounds how many a bot can arm. Python, Node, Java and C bots arm none
-(checked with strace); Go's runtime arms one per thread only while it profiles. Timerfds are
-bounded by ``open_files``, itimers and sleeping threads (one timer each) by ``processes``.
+(checked with strace); Go's runtime arms one per thread only while it profiles, and falls back
+to ``setitimer`` when it cannot. Ordinary signals (``kill``, ``alarm``) are never refused by the
+limit. Timerfds are refused (``sandbox.seccomp``); itimers (three per process) and sleeping
+threads (one timeout each) are bounded by ``processes``.
 """
 
 

@@ -28,6 +28,7 @@ import select
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -123,6 +124,33 @@ def make_preexec(
             os.setuid(host_uid)
 
     return preexec
+
+
+BWRAP_FORK_WAIT_S = 2.0
+"""How long ``_leave_freezer`` waits for bubblewrap to fork the bot."""
+
+
+def _leave_freezer(pid: int, cgroup: Cgroup) -> None:
+    """Move bubblewrap itself (``pid``) out of the bot's v1 freezer group, once it has forked.
+
+    Bubblewrap only waits for the bot; in the group, every freeze and every thaw would wake it
+    too (it must run to stop, and again to go back to its wait): two context switches per
+    move, on the bot's core. Its child, which holds everything of the bot, was forked inside
+    the group and stays there (bubblewrap forks nothing else). Only the freezer hierarchy is
+    left: memory, pids and cpu still count bubblewrap. Nothing happens on v2 (one hierarchy
+    for every controller), before the fork has happened, or if the move is refused.
+    """
+    freezer = cgroup.freezer
+    if freezer is None or freezer.v2:
+        return
+    give_up = time.monotonic() + BWRAP_FORK_WAIT_S
+    while not _children(pid):
+        if time.monotonic() >= give_up:
+            return
+        time.sleep(0.0005)
+    # ``tasks`` moves the one thread of bubblewrap without the hierarchy's global lock.
+    with contextlib.suppress(OSError):
+        (freezer.path.parent / "tasks").write_text(str(pid))
 
 
 def _children(pid: int) -> set[int]:
@@ -464,6 +492,8 @@ class BwrapSandbox(Sandbox):
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
+        if self.use_freeze and cgroup is not None:
+            _leave_freezer(popen.pid, cgroup)
         return self._with_freezer(BwrapProcess(popen, cgroup, limits, staged), cgroup)
 
     def writer_uid(self, slot: int) -> int | None:

@@ -185,6 +185,13 @@ RULES: tuple[Rule, ...] = (
     *_each(("userfaultfd",), errno.ENOSYS, "kernel-exploit helper"),
     *_each(("perf_event_open",), errno.ENOSYS, "hardware counters: a side channel"),
     *_each(("bpf",), errno.EPERM, "kernel programs"),
+    # POSIX timers and itimers stay (bounded by RLIMIT_SIGPENDING and the process limit): a
+    # timerfd holds no pending signal, so only open_files would bound it.
+    *_each(
+        ("timerfd_create",),
+        errno.ENOSYS,
+        "timers that fire while the bot is frozen, bounded by nothing but open files",
+    ),
     *_each(
         (
             "ptrace",

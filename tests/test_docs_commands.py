@@ -35,6 +35,8 @@ SKIPPED = {
     "arena submit": "needs a server and an account: tests/web/site/test_cli.py (the real "
     "flow) and tests/arena/cli/test_submit.py (a failing server) cover it",
     "arena fetch": "needs a server that played the match: tests/web/site/test_cli.py",
+    "arena challenge": "needs a server, an account and bots on it: "
+    "tests/web/site/test_challenges.py and tests/web/test_challenge_match.py (played for real)",
     "arena replay match.json": "replays the file that `arena fetch` downloads",
     "arena verify match.json": "verifies the file that `arena fetch` downloads",
     "arena match GAME BOT_DIR...": "a synopsis of the options, not a command",

@@ -13,11 +13,14 @@ from typing import Any
 
 from celery import Celery, Task
 from celery.beat import PersistentScheduler, ScheduleEntry
+from celery.signals import task_revoked
 from flask import Flask
 
 from web.services.queue import (
     BUILDS,
+    CHALLENGES,
     DEFAULT,
+    LAPSED_TASK,
     MATCH_TASK,
     MATCHES,
     PREPARE_TASK,
@@ -26,16 +29,18 @@ from web.services.queue import (
     URGENT,
     VALIDATE,
     claim_periodic_send,
+    forget_periodic_send,
     periodic_ttl,
     redis_client,
 )
 
 log = logging.getLogger(__name__)
 
-ALL_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
+ALL_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE},{URGENT},{CHALLENGES},{MATCHES}"
 """Every queue, in the order a worker that takes them all serves them."""
-MATCH_WORKER_QUEUES = f"{DEFAULT},{VALIDATE},{URGENT},{MATCHES}"
-"""What the match workers take: the (short) periodic tasks, validation, placement, the rest."""
+MATCH_WORKER_QUEUES = f"{DEFAULT},{VALIDATE},{URGENT},{CHALLENGES},{MATCHES}"
+"""What the match workers take: the (short) periodic tasks, validation, placement, challenges,
+the rest."""
 RESERVED_WORKER_QUEUES = f"{BUILDS},{DEFAULT},{VALIDATE}"
 """What the reserved worker takes: builds, periodic tasks, validation; no ladder match."""
 
@@ -82,6 +87,7 @@ def celery_settings(config: Mapping[str, Any]) -> dict[str, Any]:
         "beat_schedule": {
             "schedule-ladders": _periodic(SCHEDULE_TASK, float(config["SCHEDULE_INTERVAL"])),
             "reap-stale-matches": _periodic(REAP_TASK, float(config["REAP_INTERVAL"])),
+            "take-back-lapsed": _periodic(LAPSED_TASK, float(config["LEASE_CHECK_INTERVAL"])),
         },
         "broker_connection_retry_on_startup": True,
         "worker_hijack_root_logger": False,
@@ -126,7 +132,7 @@ class SingleFlightScheduler(PersistentScheduler):
         interval = float(entry.schedule.run_every.total_seconds())
         try:
             free = client is None or claim_periodic_send(
-                client, prefix, entry.task, periodic_ttl(interval)
+                client, prefix, entry.task, periodic_ttl(interval, entry.task)
             )
         except Exception as exc:  # the broker is down: sending would fail as well
             log.warning("beat: %s not sent: %s", entry.task, exc)
@@ -135,6 +141,30 @@ class SingleFlightScheduler(PersistentScheduler):
             super().apply_entry(entry, producer)
         else:
             log.info("beat: %s still waiting in the queue; not sent again", entry.task)
+
+
+PERIODIC_TASKS = frozenset({SCHEDULE_TASK, REAP_TASK, LAPSED_TASK})
+
+
+@task_revoked.connect
+def forget_expired_periodic(sender: Any = None, expired: bool = False, **_: Any) -> None:
+    """A periodic message that expired before a worker could run it (every process was busy)
+    never starts, so it never clears its waiting mark: clear it here, or beat would not send
+    the task again until the mark runs out (``periodic_ttl``)."""
+    name = str(getattr(sender, "name", ""))
+    if not expired or name not in PERIODIC_TASKS:
+        return
+    conf = sender.app.conf
+    client = redis_client(str(conf.broker_url))
+    if client is None:
+        return
+    prefix = str((conf.broker_transport_options or {}).get("global_keyprefix", ""))
+    try:
+        forget_periodic_send(client, prefix, name)
+    except Exception as exc:  # the mark runs out by itself
+        log.warning("could not clear the mark of %s: %s", name, exc)
+    finally:
+        client.close()
 
 
 def celery_init_app(app: Flask) -> Celery:

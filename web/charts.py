@@ -47,7 +47,8 @@ def sparkline(values: Sequence[float], width: int = 100, height: int = 24) -> Ma
 def rating_chart(points: Sequence[Sequence[object]], width: int = 640, height: int = 200) -> Markup:
     """The score (``mu - 3 sigma``) and ``mu`` over a bot's rated matches, with the y range.
 
-    ``points`` are ``[iso time, score, mu, sigma]`` rows, oldest first.
+    ``points`` are ``[iso time, score, mu, sigma, version]`` rows, oldest first; a dashed
+    upright line, labelled, marks each point where another version played than before.
     """
     if not points:
         return Markup(
@@ -78,5 +79,20 @@ def rating_chart(points: Sequence[Sequence[object]], width: int = 640, height: i
         f'<text x="2" y="{height - 4}" class="axis">{lo:.1f}</text>'
         f'<polyline class="mu" fill="none" stroke-dasharray="4 3" points="{mu_line}"/>'
         f'<polyline class="score" fill="none" stroke-width="2" points="{score_line}"/>'
-        "</svg>"
+        f"{_version_marks(points, pad, step, height)}</svg>"
     )
+
+
+def _version_marks(points: Sequence[Sequence[object]], pad: int, step: float, height: int) -> str:
+    marks = []
+    for i in range(1, len(points)):
+        now = points[i][4] if len(points[i]) > 4 else None
+        if now is not None and now != points[i - 1][4]:
+            x = pad + i * step
+            marks.append(
+                f'<line class="version-mark" x1="{x:.1f}" x2="{x:.1f}" y1="{pad / 2:.1f}" '
+                f'y2="{height - pad / 2:.1f}" stroke-dasharray="4 4"/>'
+                f'<text class="version-mark" x="{x + 3:.1f}" y="{pad:.1f}">'
+                f"v{escape(str(now))}</text>"
+            )
+    return "".join(marks)

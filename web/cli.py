@@ -15,7 +15,8 @@ from web.models import Ladder, User
 
 
 def register_commands(app: Flask) -> None:
-    for group in (user_cli, bot_cli, match_cli, ratings_cli, tournament_cli, ladder_cli):
+    groups = (user_cli, bot_cli, match_cli, ratings_cli, tournament_cli, ladder_cli, storage_cli)
+    for group in groups:
         app.cli.add_command(group)
     app.cli.add_command(demo_command)
 
@@ -111,6 +112,27 @@ def match_reap() -> None:
     from web.services.matches import reap
 
     click.echo(str(reap()))
+
+
+# --- storage -------------------------------------------------------------------------------
+
+storage_cli = click.Group("storage", help="The storage (a folder or an object store).")
+
+
+@storage_cli.command("init")
+def storage_init() -> None:
+    """Create the storage if it is not there (the folder, or the object store's bucket) and
+    check that it takes a write; exits with 1, saying why, if it does not."""
+    from web.storage import get_storage
+
+    storage = get_storage()
+    try:
+        storage.prepare()
+    except OSError as exc:
+        raise click.ClickException(str(exc)) from None
+    if not storage.answers():
+        raise click.ClickException(f"{storage.where()} does not take a write")
+    click.echo(f"storage ready: {storage.where()}")
 
 
 # --- ratings -------------------------------------------------------------------------------

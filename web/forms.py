@@ -64,3 +64,21 @@ class TournamentForm(FlaskForm):
         "Seed (empty: secret random deals; a seed makes them reproducible and known in advance)",
         validators=[Optional(), NumberRange(0, 2**64 - 1)],
     )
+
+
+class ChallengeForm(FlaskForm):
+    """A challenge: the ladder and deals here; the seats are ``seat`` selects, one per seat
+    (``bot id`` for the version a bot plays now, ``bot id:number`` for one of one's own)."""
+
+    ladder = StringField("Ladder", validators=[DataRequired(), Length(1, 96)])
+    deals = IntegerField("Deals", default=1, validators=[DataRequired(), NumberRange(1, 100)])
+
+
+class DeleteBotForm(FlaskForm):
+    confirm = StringField("Type the bot's name to delete it", validators=[DataRequired()])
+
+
+class PlayForm(FlaskForm):
+    """Which version plays: a number, or empty for the newest validated one."""
+
+    number = IntegerField("Version", validators=[Optional(), NumberRange(1, 2**31 - 1)])

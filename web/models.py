@@ -64,7 +64,8 @@ def _enum(cls: type[enum.Enum]) -> SAEnum:
 class BotStatus(enum.StrEnum):
     ACTIVE = "active"
     PAUSED = "paused"
-    RETIRED = "retired"
+    RETIRED = "retired"  # its owner stopped it: it plays no ladder match, its page stays
+    DELETED = "deleted"  # its owner deleted it: no page; its matches keep showing its name
 
 
 class VersionStatus(enum.StrEnum):
@@ -88,6 +89,7 @@ class MatchKind(enum.StrEnum):
     LADDER = "ladder"
     VALIDATION = "validation"
     TOURNAMENT = "tournament"
+    CHALLENGE = "challenge"
 
 
 class TournamentStatus(enum.StrEnum):
@@ -163,6 +165,9 @@ class Bot(db.Model):  # type: ignore[name-defined]
     consecutive_failures: Mapped[int] = mapped_column(default=0)
     failed_matches: Mapped[int] = mapped_column(default=0)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The version number its owner chose to play the ladders; None: the newest validated one.
+    pinned_number: Mapped[int | None]
+    deleted_at: Mapped[datetime | None]
 
     owner: Mapped[User] = relationship(back_populates="bots")
     versions: Mapped[list[BotVersion]] = relationship(
@@ -251,6 +256,26 @@ class Tournament(db.Model):  # type: ignore[name-defined]
     finished_at: Mapped[datetime | None]
 
 
+class Challenge(db.Model):  # type: ignore[name-defined]
+    """An unrated match or series an author asked for between chosen bot versions."""
+
+    __tablename__ = "challenges"
+    __table_args__ = (Index("ix_challenges_user_created", "user_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    # The ladder whose game, variant and table size the matches are played on (never rated).
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id"))
+    # The versions seated, in the order the challenger named them (bot version ids).
+    entries: Mapped[list[int]] = mapped_column(JSON, default=list)
+    deals: Mapped[int] = mapped_column(default=1)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    user: Mapped[User] = relationship()
+    ladder: Mapped[Ladder] = relationship()
+    matches: Mapped[list[Match]] = relationship(order_by="Match.id", viewonly=True)
+
+
 class Match(db.Model):  # type: ignore[name-defined]
     """One match. The row, not the broker message, says whether it still has to be played."""
 
@@ -261,6 +286,7 @@ class Match(db.Model):  # type: ignore[name-defined]
     kind: Mapped[MatchKind] = mapped_column(_enum(MatchKind), default=MatchKind.LADDER)
     ladder_id: Mapped[int | None] = mapped_column(ForeignKey("ladders.id"), index=True)
     tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"), index=True)
+    challenge_id: Mapped[int | None] = mapped_column(ForeignKey("challenges.id"), index=True)
     game_config: Mapped[dict[str, Any]] = mapped_column(JSON)
     seed: Mapped[int] = mapped_column(Seed)
     mirror_group: Mapped[str | None] = mapped_column(String(40), index=True)

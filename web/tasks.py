@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
+from celery import Task, shared_task
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 log = logging.getLogger(__name__)
@@ -32,12 +32,13 @@ _OUTAGE_RETRY = {
 }
 
 
-@shared_task(name="web.tasks.run_match", **_OUTAGE_RETRY)
-def run_match(match_id: int) -> str:
+@shared_task(name="web.tasks.run_match", bind=True, **_OUTAGE_RETRY)
+def run_match(self: Task, match_id: int) -> str:
     """Play match ``match_id`` unless another worker has it or it is done."""
     from web.services.play import play_match
 
-    outcome = play_match(match_id)
+    info = self.request.delivery_info or {}
+    outcome = play_match(match_id, redelivered=bool(info.get("redelivered")))
     log.info("match %s: %s", match_id, outcome)
     return outcome
 
@@ -53,12 +54,12 @@ def prepare_version(version_id: int) -> str:
     return str(prepare(version_id))
 
 
-def _ttl(setting: str) -> float:
+def _ttl(setting: str, task: str = "") -> float:
     from flask import current_app
 
     from web.services.queue import periodic_ttl
 
-    return periodic_ttl(float(current_app.config[setting]))
+    return periodic_ttl(float(current_app.config[setting]), task)
 
 
 @shared_task(name="web.tasks.schedule_ladders", **_RETRY)
@@ -92,3 +93,19 @@ def reap_stale_matches() -> dict[str, list[int]]:
     if concluded:
         log.info("reaper, tournaments concluded: %s", concluded)
     return {"requeued": report.requeued, "resent": report.resent, "failed": report.failed}
+
+
+@shared_task(name="web.tasks.take_back_lapsed", **_RETRY)
+def take_back_lapsed() -> list[int]:
+    """Queue again at once the matches whose lease lapsed (their worker or host is gone)."""
+    from web.services import play  # noqa: F401  who is told of a match failed at its bound
+    from web.services.matches import take_back_lapsed as take_back
+    from web.services.queue import LAPSED_TASK, periodic_run
+
+    with periodic_run(LAPSED_TASK, _ttl("LEASE_CHECK_INTERVAL", LAPSED_TASK)) as alone:
+        if not alone:
+            return []
+        report = take_back()
+    if report.requeued or report.failed:
+        log.info("lapsed leases: queued again %s, failed %s", report.requeued, report.failed)
+    return report.requeued

@@ -1,4 +1,5 @@
-"""Worker entry point: ``celery -A web.worker worker -Q builds,default,validate,urgent,matches``
+"""Worker entry point:
+``celery -A web.worker worker -Q builds,default,validate,urgent,challenges,matches``
 (or ``beat``)."""
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ COMMANDS = (
     "games",
     "submit",
     "fetch",
+    "challenge",
     "up",
     "runtimes",
 )

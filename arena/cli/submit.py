@@ -25,7 +25,8 @@ STAGES = {
     "validating": "self-test and validation match: checking that it speaks the protocol",
     "active": "active: it plays rated matches on the ladders of its games",
     "rejected": "rejected: it will not play (the reason follows)",
-    "retired": "retired: a newer version took its place",
+    "retired": "retired: another version plays (a newer one, or the one the owner chose on the "
+    "bot's page, where this one can be chosen)",
 }
 """What each version status means, in the words ``arena submit`` prints while it waits."""
 

@@ -42,7 +42,8 @@ CHOOSE, LEAD_MODE, RESPOND, EXIT, SECOND_MODE, OVER = range(6)
 
 EV_LEAD, EV_BEAT, EV_SECOND, EV_PICK_UP = range(4)
 """History event kinds both games share; each game numbers its own kinds from 4 up. An event is
-a tuple ``(kind, seat, *payload)``: cheap to record, turned into JSON only when observed."""
+a tuple ``(kind, seat, *payload)``: cheap to record, turned into JSON only when observed. The
+card events are numbered as their action ranges: ``action >> 6`` is the kind."""
 
 _CARD_EVENTS = {EV_LEAD: "lead", EV_BEAT: "beat", EV_SECOND: "second"}
 
@@ -232,6 +233,7 @@ class BeatingState(State):
 
     mode_names: ClassVar[tuple[str, ...]]
     take_word: ClassVar[str] = "pick_up"
+    fixed_action_json = True
 
     _hands: list[int]
     _pile: Pile
@@ -257,12 +259,14 @@ class BeatingState(State):
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        return list(legal)
+        return legal[:]
 
     def _compute_legal(self) -> list[Action]:
         mode = self._mode
         if mode == RESPOND:
-            out = card_actions(self._beating_cards(), BEAT)
+            seat = self._to_move  # ``_beating_cards`` inlined: responses are most moves
+            beating = self._hands[seat] & BEAT_MASKS[self._trump(seat)][self._pile.cards[-1]]
+            out = card_actions(beating, BEAT)
             out.append(PICK_UP)
             return out
         if mode == LEAD_MODE:
@@ -285,12 +289,9 @@ class BeatingState(State):
         self._legal = None
         seat = self._to_move
         deal = self._index
-        if action < BEAT:
-            self._play_card(seat, action, EV_LEAD)
-        elif action < SECOND:
-            self._play_card(seat, action - BEAT, EV_BEAT)
-        elif action < PICK_UP:
-            self._play_card(seat, action - SECOND, EV_SECOND)
+        if action < PICK_UP:
+            # The card is the low six bits; the range (lead, beat, second) is the event kind.
+            self._play_card(seat, action & 63, action >> 6)
         elif action == PICK_UP:
             self._pick_up(seat)
         else:

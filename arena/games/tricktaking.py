@@ -22,6 +22,7 @@ from arena.games.base import (
     Result,
     State,
     ranking_from_scores,
+    shuffle,
 )
 
 PLAY = "play"
@@ -29,7 +30,7 @@ OVER = "over"
 """The phase of a finished match."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Play:
     """One card laid into a trick. ``flagged`` marks it publicly as a trump."""
 
@@ -41,7 +42,7 @@ class Play:
         return {"seat": self.seat, "card": cards.to_str(self.card), "trump": self.flagged}
 
 
-@dataclass
+@dataclass(slots=True)
 class Trick:
     """A trick: the leader, the plays in order and, once complete, the winner."""
 
@@ -70,7 +71,7 @@ def seats_from(first: int, players: int) -> list[int]:
 def shuffled_pack(size: int, rng: random.Random) -> list[Card]:
     """A pack of ``size`` cards shuffled by ``rng`` (Fisher–Yates)."""
     deck = cards.pack(size)
-    rng.shuffle(deck)
+    shuffle(rng, deck)
     return deck
 
 
@@ -94,6 +95,7 @@ class TrickTakingState(State):
     the tricks of the deal, match scores and a legal-action cache. Subclasses are dataclasses
     that declare these attributes and implement ``_compute_legal`` and ``_apply``."""
 
+    fixed_action_json = True
     phase: str
     to_move: int
     deal_no: int
@@ -124,14 +126,18 @@ class TrickTakingState(State):
         return self.deal_no
 
     def legal_actions(self) -> list[Action]:
-        if self.phase == OVER:
-            return []
-        if self.legal_cache is None:
-            self.legal_cache = self._compute_legal()
-        return list(self.legal_cache)
+        legal = self.legal_cache
+        if legal is None:
+            if self.phase == OVER:
+                return []
+            legal = self.legal_cache = self._compute_legal()
+        return legal[:]
 
     def apply_action(self, action: Action) -> None:
-        if action not in self.legal_actions():
+        legal = self.legal_cache
+        if legal is None:
+            legal = self.legal_actions()
+        if action not in legal:
             raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
         self.legal_cache = None
         self._apply(action)

@@ -71,8 +71,21 @@ REFEREE_MESSAGES: list[tuple[str, RefereeMessage]] = [
             move_ms=1000,
         ),
     ),
+    (
+        "request",
+        Request(
+            id=8,
+            deal=0,
+            observation={"set": {"hand": ["6C"]}, "append": {"history": [{"type": "pick_up"}]}},
+            legal_actions=[{"type": "lead", "card": "6C"}],
+            time_left_ms=29500,
+            move_ms=1000,
+            delta=True,
+        ),
+    ),
     ("error_notice", ErrorNotice(7, "illegal_action", "not legal now", 1, 3)),
     ("deal_end", DealEnd(0, {"fools": [0, 1, 0, 0]})),
+    ("deal_end", DealEnd(0, {"set": {"fools": [0, 1, 0, 0]}, "drop": ["trick"]}, delta=True)),
     ("match_end", MatchEnd({"ranking": [1, 2], "scores": [1.0, 0.0], "detail": {}}, 1, "ok")),
     ("shutdown", Shutdown()),
 ]
@@ -80,6 +93,8 @@ REFEREE_MESSAGES: list[tuple[str, RefereeMessage]] = [
 BOT_MESSAGES: list[tuple[str, dict[str, Any], type]] = [
     ("ready", {"type": "ready", "protocol": 1}, Ready),
     ("ready", {"type": "ready", "protocol": 1, "name": "Ivan"}, Ready),
+    ("ready", {"type": "ready", "protocol": 1, "observations": "delta"}, Ready),
+    ("ready", {"type": "ready", "protocol": 1, "observations": "full"}, Ready),
     ("action", {"type": "action", "id": 3, "index": 0}, ActionReply),
     ("action", {"type": "action", "action": {"type": "lead", "card": "9C"}}, ActionReply),
     ("action", {"type": "action", "id": 1, "index": 2, "debug": "why"}, ActionReply),
@@ -101,6 +116,9 @@ INVALID_BOT_LINES = [
     b'{"type": "action", "index": 0, "id": "7"}',
     b'{"type": "ready"}',
     b'{"type": "ready", "protocol": "1"}',
+    b'{"type": "ready", "protocol": 1, "observations": "deltas"}',
+    b'{"type": "ready", "protocol": 1, "observations": null}',
+    b'{"type": "ready", "protocol": 1, "observations": ["delta"]}',
     b'{"type": "error", "message": 3}',
     b"\xff\xfe{}",
 ]
@@ -132,6 +150,24 @@ def test_every_schema_file_is_a_valid_schema() -> None:
     assert protocol <= names
     for name in names:
         validator(name)
+
+
+def test_ready_says_how_the_bot_wants_its_observations() -> None:
+    plain = decode_bot_message(b'{"type": "ready", "protocol": 1}')
+    delta = decode_bot_message(b'{"type": "ready", "protocol": 1, "observations": "delta"}')
+    assert isinstance(plain, Ready) and plain.observations == "full"
+    assert isinstance(delta, Ready) and delta.observations == "delta"
+
+
+@pytest.mark.parametrize(
+    ("mode", "shown"),
+    [(b'"xml"', '"xml"'), (b"1", "1"), (b"null", "null"), (b'{"a": "' + b"b" * 99 + b'"}', "...")],
+)
+def test_an_unknown_observation_mode_is_refused_clearly(mode: bytes, shown: str) -> None:
+    with pytest.raises(ProtocolError) as info:
+        decode_bot_message(b'{"type": "ready", "protocol": 1, "observations": ' + mode + b"}")
+    assert str(info.value).startswith("ready 'observations' must be 'full' or 'delta', got ")
+    assert shown in str(info.value)
 
 
 def test_debug_text_is_cut_not_refused() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -17,7 +18,7 @@ from arena.cli.main import main
 from arena.connection import MAX_UNREAD_BYTES, Connection
 from arena.games import game_class, make_game, names
 from arena.games.base import Result
-from arena.protocol import MAX_DEBUG_CHARS
+from arena.protocol import MAX_DEBUG_CHARS, DealEnd, Request, encode
 from arena.replay import apply_forfeits, read_replay, verify
 from arena.runner import (
     FORFEITED,
@@ -227,6 +228,112 @@ def test_protocol_version_is_checked(tmp_path: Path, greedy: BotManifest) -> Non
     outcome = play([greedy, future])
     assert outcome.seats[1].status is SeatStatus.INIT_FAILURE
     assert "protocol 2" in (outcome.seats[1].message or "")
+
+
+def test_an_unknown_observation_mode_fails_the_start_clearly(
+    tmp_path: Path, greedy: BotManifest
+) -> None:
+    odd = make_bot(tmp_path, "odd", """
+        import json, sys
+        sys.stdin.readline()
+        print(json.dumps({"type": "ready", "protocol": 1, "observations": "xml"}), flush=True)
+        sys.stdin.read()
+    """)  # fmt: skip
+    outcome = play([greedy, odd])
+    assert outcome.seats[1].status is SeatStatus.INIT_FAILURE
+    assert outcome.seats[1].message == (
+        "bad answer to hello: ready 'observations' must be 'full' or 'delta', got \"xml\""
+    )
+    assert outcome.seats[0].status is SeatStatus.OK
+
+
+LAST_ACTION_BOT = """
+    import json, sys
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message["type"] == "hello":
+            print(json.dumps({"type": "ready", "protocol": 1}), flush=True)
+        elif message["type"] == "request":
+            last = len(message["legal_actions"]) - 1
+            print(json.dumps({"type": "action", "id": message["id"], "index": last}), flush=True)
+        elif message["type"] == "shutdown":
+            break
+"""
+
+
+@pytest.mark.parametrize("game_name", ["svoi-kozyri", "svara"])
+def test_a_v1_bot_gets_the_plain_encoding_byte_for_byte(tmp_path: Path, game_name: str) -> None:
+    bot = make_bot(tmp_path, "last", LAST_ACTION_BOT)
+    game = make_game(game_name, players=3, params={"deals": 3})
+    logs = [io.BytesIO() for _ in range(3)]
+    outcome = run_match(game, [bot] * 3, 4, sandbox=get_sandbox("none"), time_control=QUICK,
+                        transcripts=dict(enumerate(logs)))  # fmt: skip
+    assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+    sent = [
+        [line[3:] for line in log.getvalue().splitlines(keepends=True)
+         if line.startswith((b'-> {"type":"request"', b'-> {"type":"deal_end"'))]
+        for log in logs
+    ]  # fmt: skip
+    expected: list[list[bytes]] = [[], [], []]
+    state = game.new_state(4)
+    for step in outcome.replay["steps"]:
+        seat, deal = step["seat"], state.deal_index
+        line = json.loads(sent[seat][len(expected[seat])])  # the fields the clock decides
+        expected[seat].append(encode(Request(line["id"], deal, state.observation(seat),
+                                             state.legal_actions_json(), line["time_left_ms"],
+                                             line["move_ms"])))  # fmt: skip
+        state.apply_json(step["action"])
+        if state.is_terminal() or state.deal_index != deal:
+            for other in range(3):
+                expected[other].append(encode(DealEnd(deal, state.observation(other))))
+    assert sent == expected
+
+
+def whole_observations(bot: BotManifest, tmp_path: Path) -> BotManifest:
+    """A copy of a kit bot that asks for whole observations (the kit asks for deltas)."""
+    folder = shutil.copytree(bot.path, tmp_path / f"{bot.path.name}-full")
+    if bot.language == "python":
+        (folder / "bot.py").rename(folder / "strategy.py")
+        (folder / "bot.py").write_text(
+            "import runpy, pathlib, kozyri_bot\n"
+            "kozyri_bot.Bot.observations = 'full'\n"
+            "runpy.run_path(str(pathlib.Path(__file__).with_name('strategy.py')), "
+            "run_name='__main__')\n"
+        )
+    else:
+        (folder / "bot.js").rename(folder / "strategy.js")
+        (folder / "bot.js").write_text(
+            'require("kozyri_bot").Bot.observations = "full";\nrequire("./strategy.js");\n'
+        )
+    return load_bot(folder)
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_kit_bots_play_the_same_match_from_deltas_as_from_whole_observations(
+    tmp_path: Path,
+) -> None:
+    kit_bots = [
+        load_bot(SAMPLES / "python" / "svoi-kozyri-heuristic"),
+        load_bot(SAMPLES / "js" / "svoi-kozyri-greedy"),
+        load_bot(SAMPLES / "python" / "svoi-kozyri-random"),
+    ]
+    game = make_game("svoi-kozyri", players=3, params={"deals": 2})
+    replays, lines = [], []
+    for bots in (kit_bots, [whole_observations(b, tmp_path) for b in kit_bots]):
+        logs = [io.BytesIO() for _ in bots]
+        outcome = run_match(game, bots, 11, sandbox=get_sandbox("none"), time_control=QUICK,
+                            transcripts=dict(enumerate(logs)))  # fmt: skip
+        assert [s.status for s in outcome.seats] == [SeatStatus.OK] * 3
+        replays.append(outcome.replay)
+        lines.append([log.getvalue().splitlines() for log in logs])
+    for delta_log, full_log in zip(*lines, strict=True):
+        requests = [line for line in delta_log if line.startswith(b'-> {"type":"request"')]
+        assert requests and all(b'"delta":' in r and b'"observation":' not in r for r in requests)
+        assert all(b'"observation":' in r for r in full_log if b'"type":"request"' in r)
+        assert sum(map(len, delta_log)) < sum(map(len, full_log)) / 2
+    moves = [[(s["seat"], s["action"]) for s in replay["steps"]] for replay in replays]
+    assert moves[0] == moves[1]
+    assert replays[0]["final_hash"] == replays[1]["final_hash"]
 
 
 def test_stale_answers_are_skipped_and_debug_is_recorded(

@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 CI_FILE = ROOT / "docker" / "ci" / "compose.ci.yml"
 SHARED_LIMITS_FILE = ROOT / "docker" / "compose.shared-limits.yml"
+WORKER_HOST_FILE = ROOT / "docker-compose.worker.yml"
 BUILD_IMAGES = ROOT / "docker" / "ci" / "build-images.sh"
 SECCOMP_PROFILE = ROOT / "docker" / "profiles" / "seccomp-worker.json"
 APPARMOR_PROFILE = ROOT / "docker" / "profiles" / "apparmor-worker"
@@ -294,6 +295,73 @@ def test_the_shared_limits_override_says_what_it_gives_up() -> None:
     assert set(worker["depends_on"]) == {"migrate"}
     assert worker["environment"]["ARENA_ALLOW_UNLIMITED_BOTS"] == "1"
     assert "seccomp=docker/profiles/seccomp-worker.json" in worker["security_opt"]
+
+
+WORKER_HOST_SETTINGS = {
+    "ARENA_SECRET_KEY": secrets.token_hex(32),
+    "ARENA_DATABASE_URL": f"postgresql+psycopg://arena:{secrets.token_hex(24)}@db.test:5432/arena",
+    "ARENA_REDIS_URL": "redis://redis.test:6379/0",
+    "ARENA_STORAGE_URL": "s3://arena",
+    "ARENA_ENV_FILE": "/nonexistent/.env",
+}
+
+
+def worker_host_config(env: dict[str, str] | None = None) -> dict[str, Any]:
+    """``docker-compose.worker.yml`` as Compose resolves it."""
+    base = {**NO_ENGINE, **WORKER_HOST_SETTINGS}
+    return config_of([WORKER_HOST_FILE], compose_env({**base, **(env or {})}))
+
+
+@pytest.mark.parametrize(
+    "setting", ["ARENA_SECRET_KEY", "ARENA_DATABASE_URL", "ARENA_REDIS_URL", "ARENA_STORAGE_URL"]
+)
+def test_a_worker_host_will_not_start_without_the_shared_services(setting: str) -> None:
+    env = compose_env({**NO_ENGINE, **WORKER_HOST_SETTINGS})
+    del env[setting]
+    done = run_compose([WORKER_HOST_FILE], ["up", "--no-start"], env)
+    assert done.returncode != 0
+    assert f"required variable {setting} is missing a value" in done.stderr
+    assert f"set {setting} in .env" in done.stderr
+
+
+def test_a_worker_host_shares_nothing_but_the_services_and_keeps_the_workers_walls() -> None:
+    host = worker_host_config()["services"]
+    assert set(host) == {"cgroups", "worker"}
+    worker = host["worker"]
+    assert all(v["type"] == "bind" and v["source"].startswith("/sys/fs/cgroup/")
+               for v in worker["volumes"])  # fmt: skip
+    assert set(worker["depends_on"]) == {"cgroups"}  # the site migrates, not this host
+    environment = worker["environment"]
+    assert environment["ARENA_STORAGE_URL"] == "s3://arena"
+    assert environment["ARENA_CACHE_DIR"] == "/var/lib/arena/cache"
+    assert environment["ARENA_DATABASE_URL"] == WORKER_HOST_SETTINGS["ARENA_DATABASE_URL"]
+    site = user_config()["services"]
+    for name in ("worker", "cgroups"):
+        for key in (
+            "security_opt",
+            "cap_drop",
+            "cap_add",
+            "user",
+            "command",
+            "init",
+            "healthcheck",
+        ):
+            assert host[name].get(key) == site[name].get(key), (name, key)
+    for key in ("mem_limit", "pids_limit", "stop_grace_period"):
+        assert worker.get(key) == site["worker"].get(key), key
+    binds = {(v["source"], v["target"]) for v in host["cgroups"]["volumes"]}
+    assert binds == {(v["source"], v["target"]) for v in worker["volumes"]}
+
+
+def test_the_s3_profile_starts_an_object_store_the_migration_waits_for() -> None:
+    assert "minio" not in user_config()["services"]  # the default keeps the storage volume
+    env = compose_env({**NO_ENGINE, **SECRETS, "COMPOSE_PROFILES": "s3"})
+    services = config_of([COMPOSE_FILE], env)["services"]
+    minio = services["minio"]
+    assert minio["healthcheck"]["test"] and not minio.get("ports")
+    assert "objects" in {v["source"] for v in minio["volumes"] if v["type"] == "volume"}
+    assert services["migrate"]["depends_on"]["minio"]["condition"] == "service_healthy"
+    assert services["web"]["environment"]["ARENA_CACHE_DIR"] == "/var/lib/arena/cache"
 
 
 def test_ci_override_keeps_traffic_on_loopback() -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.base import BotProcess, Limits, Sandbox
+from sandbox.base import PENDING_SIGNALS, BotProcess, Limits, Sandbox
 from sandbox.bwrap import BwrapSandbox
 from sandbox.bwrap_world import userns_lock
 from sandbox.seccomp import docker_profile_json
@@ -65,6 +65,7 @@ REFUSED: dict[str, int] = {
     "userfaultfd": errno.ENOSYS,
     "userfaultfd_high": errno.ENOSYS,
     "perf_event_open": errno.ENOSYS,
+    "timerfd_create": errno.ENOSYS,
     "bpf": errno.EPERM,
     "bpf_high": errno.EPERM,
     "ptrace_attach": errno.EPERM,
@@ -218,6 +219,18 @@ def test_every_refusal_holds_also_with_high_bits_set(walled: ProbeRun) -> None:
     assert wrong == {}
 
 
+def test_timers_a_frozen_bot_can_leave_armed_are_bounded(walled: ProbeRun) -> None:
+    # Each fires while its bot is frozen, on the core the bot last ran on (docs/sandbox.md).
+    assert walled.results["timerfd_create"] == (-1, errno.ENOSYS)  # in REFUSED too
+    assert walled.results["timer_create_count"] == (PENDING_SIGNALS, errno.EAGAIN)
+    assert walled.results["sigqueue_count"] == (PENDING_SIGNALS, errno.EAGAIN)
+    # Three itimers per process, and no more processes than the limit allows (the probe
+    # itself is one of them); each of them could arm all three, as a C bot's alarm() needs.
+    forked, err = walled.results["itimer_processes"]
+    assert 0 < forked <= LIMITS.processes and err == errno.EAGAIN
+    assert walled.results["itimer_armed"] == (forked, 0)
+
+
 def test_unix_sockets_threads_and_fork_still_work(walled: ProbeRun) -> None:
     assert walled.results["socket_unix"][0] >= 0
     assert walled.results["socketpair_unix"] == (0, 0)
@@ -272,6 +285,7 @@ def test_without_the_filter_the_probe_gets_through(
     assert run.results["socket_2_high"][0] >= 0  # the width bypass makes one too
     assert run.locks_seen[KIT_FILE] == {"posix": True, "flock": True}
     assert run.results["io_uring_setup"][0] >= 0
+    assert run.results["timerfd_create"][0] >= 0
     assert run.results["io_setup"][0] == 0  # an AIO context from the host-wide pool
     if i386_entry_enabled():
         assert run.results["int80_socket"][0] == 0  # the i386 entry works where not filtered

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ from flask import Flask
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-ALL_QUEUES = "builds,default,validate,urgent,matches"
+ALL_QUEUES = "builds,default,validate,urgent,challenges,matches"
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots"
 PG_URL = os.environ.get("ARENA_TEST_DATABASE_URL", "postgresql+psycopg://root@127.0.0.1:5432/test")
@@ -284,3 +285,71 @@ def browser() -> Iterator[Any]:
         )
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real S3-compatible server process (moto's) on 127.0.0.1, for the whole run.
+
+    moto is a development dependency, so it is always there: a server that does not start is
+    a failure, never a skip.
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log = tmp_path_factory.mktemp("s3") / "moto.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [str(Path(sys.executable).parent / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    endpoint = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        if server.poll() is not None:
+            pytest.fail(f"the S3 server stopped:\n{log.read_text(errors='replace')[-3000:]}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    wait_for(answers, 60, "the S3 server to listen")
+    yield endpoint
+    os.killpg(server.pid, signal.SIGKILL)
+    server.wait(10)
+
+
+def s3_config(endpoint: str, cache: Path, **extra: Any) -> dict[str, Any]:
+    """Settings that put the app's storage in a fresh bucket of the S3 server at ``endpoint``."""
+    return {
+        "STORAGE_URL": f"s3://arena-test-{uuid.uuid4().hex[:12]}/platform",
+        "S3_ENDPOINT_URL": endpoint,
+        "S3_REGION": "us-east-1",
+        "S3_ACCESS_KEY_ID": "arena-test",
+        "S3_SECRET_ACCESS_KEY": "arena-test-secret",
+        "S3_TIMEOUT": 5.0,
+        "CACHE_DIR": str(cache),
+        **extra,
+    }
+
+
+@pytest.fixture
+def s3_app(pg_url: str, redis_url: str, shared_tmp: Path, s3_endpoint: str) -> Iterator[Flask]:
+    """``pg_app`` with its storage in a bucket of the S3 server (no storage folder used)."""
+    from web import create_app
+    from web.storage import get_storage
+
+    _truncate_all(pg_url)
+    config = base_config(shared_tmp, DATABASE_URL=pg_url, REDIS_URL=redis_url)
+    config.update(s3_config(s3_endpoint, shared_tmp / "site-cache"))
+    app = create_app(config)
+    with app.app_context():
+        get_storage().prepare()
+        yield app
+        from web.extensions import db
+
+        db.session.remove()
+        db.engine.dispose()

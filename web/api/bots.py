@@ -16,7 +16,8 @@ from web.api.present import bot_json, version_json
 from web.api.upload_limits import upload_limited
 from web.api.uploads import accept, manifest_part
 from web.extensions import db
-from web.models import Bot, BotVersion, User
+from web.models import Bot, BotStatus, BotVersion, User
+from web.services import versions
 from web.services.uploads import UploadError
 
 blp = Blueprint("api_bots", __name__, description="Bots, versions, ratings and uploads")
@@ -36,6 +37,7 @@ def bots(args: dict[str, Any]) -> dict[str, Any]:
     """Bots, newest first (optionally one user's)."""
     stmt = (
         select(Bot)
+        .where(Bot.status != BotStatus.DELETED)
         .options(joinedload(Bot.owner), selectinload(Bot.versions))
         .order_by(Bot.id.desc())
     )
@@ -102,7 +104,7 @@ def version(version_id: int) -> dict[str, Any]:
 @blp.alt_response(
     429,
     schema=s.ErrorEnvelope,
-    description="Too Many Requests: this address has used up one of its upload allowances "
+    description="Too Many Requests: the uploading account has used up one of its upload allowances "
     "(accepted uploads, or uploads refused for a mistake in them); the message says which and "
     "when it resets",
     headers={"Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}},
@@ -130,3 +132,89 @@ def upload(form: dict[str, Any], files: dict[str, Any]) -> tuple[dict[str, Any],
 
 def _max_bytes() -> int:
     return int(current_app.config["MAX_CONTENT_LENGTH"])
+
+
+# --- an owner's control of the bot and its versions -------------------------------------------
+
+_OWNER_ONLY = {
+    "description": "Forbidden: only the bot's owner can do this",
+    "schema": s.ErrorEnvelope,
+}
+
+
+def _owned(bot_id: int, what: str) -> Bot:
+    """The bot, if the token's user owns it: 404 if there is none (or it was deleted), 403 for
+    anyone else (the bot's page is public, so its existence is no secret)."""
+    found = _bot_or_404(bot_id)
+    if auth.writer().id != found.owner_id:
+        abort(403, description=f"only the bot's owner can {what}")
+    return found
+
+
+def _control(action: Any) -> None:
+    try:
+        action()
+    except versions.ControlError as exc:
+        abort(422, description=str(exc))
+
+
+@blp.route("/bots/<id:bot_id>/versions")
+@blp.response(200, s.envelope(s.VersionRecord, many=True))
+def version_records(bot_id: int) -> dict[str, Any]:
+    """Every version of the bot with its record (matches, wins, errors, think time, ratings),
+    newest first; validation matches are not counted."""
+    found = _bot_or_404(bot_id)
+    return envelope([r.to_json() for r in versions.records(found)])
+
+
+@blp.route("/bots/<id:bot_id>/compare")
+@blp.arguments(s.CompareArgs, location="query")
+@blp.response(200, s.envelope(s.Comparison))
+def compare(args: dict[str, Any], bot_id: int) -> dict[str, Any]:
+    """Two versions of the bot side by side: rating, win rate, errors, think time."""
+    found = _bot_or_404(bot_id)
+    by_number = {r.number: r for r in versions.records(found)}
+    missing = [n for n in (args["a"], args["b"]) if n not in by_number]
+    if missing:
+        abort(404, description=f"{found.name} has no version {missing[0]}")
+    a, b = by_number[args["a"]], by_number[args["b"]]
+    return envelope({"bot_id": found.id, "a": a.to_json(), "b": b.to_json()})
+
+
+@blp.route("/bots/<id:bot_id>/play", methods=["POST"])
+@blp.arguments(s.PlayBody)
+@blp.response(200, s.envelope(s.Bot))
+@blp.alt_response(403, **_OWNER_ONLY)
+@blp.doc(security=[{"token": []}])
+def play(body: dict[str, Any], bot_id: int) -> dict[str, Any]:
+    """Choose the version that plays the ladders (a rollback, or forward again); it stays
+    chosen when newer versions are validated. ``null``: the newest validated version, and
+    each newer one from now on."""
+    found = _owned(bot_id, "choose the version that plays")
+    _control(lambda: versions.choose(found, body["version"]))
+    return envelope(bot_json(found, True, queries.bot_ratings(bot_id)))
+
+
+@blp.route("/bots/<id:bot_id>/retire", methods=["POST"])
+@blp.response(200, s.envelope(s.Bot))
+@blp.alt_response(403, **_OWNER_ONLY)
+@blp.doc(security=[{"token": []}])
+def retire(bot_id: int) -> dict[str, Any]:
+    """Retire the bot: it stops playing the ladders (its page, ratings and matches stay);
+    choosing a version, or uploading a new one, brings it back."""
+    found = _owned(bot_id, "retire it")
+    _control(lambda: versions.retire(found))
+    return envelope(bot_json(found, True, queries.bot_ratings(bot_id)))
+
+
+@blp.route("/bots/<id:bot_id>/delete", methods=["POST"])
+@blp.arguments(s.DeleteBody)
+@blp.response(204)
+@blp.alt_response(403, **_OWNER_ONLY)
+@blp.doc(security=[{"token": []}])
+def delete(body: dict[str, Any], bot_id: int) -> tuple[str, int]:
+    """Delete the bot for good (``confirm`` is its name): its page and ladder rows go, its
+    queued matches are cancelled; its finished matches and replays stay, with its name."""
+    found = _owned(bot_id, "delete it")
+    _control(lambda: versions.delete_bot(found, body["confirm"]))
+    return "", 204

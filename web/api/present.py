@@ -7,7 +7,7 @@ from typing import Any
 from flask import url_for
 
 from web.api.queries import iso, score
-from web.models import Bot, BotVersion, Ladder, Match, Rating, Tournament
+from web.models import Bot, BotVersion, Challenge, Ladder, Match, MatchStatus, Rating, Tournament
 from web.services import sealing
 from web.services.ladders import placement_left
 
@@ -64,6 +64,8 @@ def bot_json(
         "name": bot.name,
         "owner": bot.owner.username,
         "status": str(bot.status),
+        "playing": next((v.number for v in bot.versions if v.status == "active"), None),
+        "pinned": bot.pinned_number,
         "paused_reason": bot.paused_reason,
         "created_at": iso(bot.created_at),
         "ratings": [rating_json(r, ladder) for r, ladder in ratings or []],
@@ -124,4 +126,63 @@ def tournament_json(tournament: Tournament, progress: dict[str, int]) -> dict[st
         "entries": list(tournament.entries or []),
         "standings": list(tournament.standings or []),
         "progress": progress,
+    }
+
+
+def challenge_status(matches: list[Match]) -> str:
+    """queued, running (some played or playing), finished (all done, some finished), failed."""
+    done = [m for m in matches if m.status not in (MatchStatus.QUEUED, MatchStatus.RUNNING)]
+    if len(done) < len(matches):
+        started = any(m.status != MatchStatus.QUEUED for m in matches)
+        return "running" if started else "queued"
+    return "finished" if any(m.status == MatchStatus.FINISHED for m in matches) else "failed"
+
+
+def challenge_seats(challenge: Challenge, versions: dict[int, BotVersion]) -> list[dict[str, Any]]:
+    """The versions a challenge seats, each with its results over the challenge's matches."""
+    rows = []
+    for version_id in dict.fromkeys(challenge.entries):
+        version = versions[version_id]
+        seats = [
+            s
+            for m in challenge.matches
+            if m.status == MatchStatus.FINISHED
+            for s in m.seats
+            if s.bot_version_id == version_id
+        ]
+        places = [s.place for s in seats if s.place is not None]
+        rows.append(
+            {
+                "bot_id": version.bot_id,
+                "bot": version.bot.name,
+                "owner": version.bot.owner.username,
+                "version": version.number,
+                "matches": len(seats),
+                "wins": sum(1 for p in places if p == 1),
+                "average_place": round(sum(places) / len(places), 3) if places else None,
+                "errors": sum(1 for s in seats if s.status not in ("ok", "done", "active")),
+            }
+        )
+    return rows
+
+
+def challenge_json(
+    challenge: Challenge, versions: dict[int, BotVersion], hidden: set[int]
+) -> dict[str, Any]:
+    """A challenge with its seats, standings and matches (``hidden``: ids of matches whose
+    seeds are withheld, ``web.services.sealing.hidden_ids``)."""
+    standings = challenge_seats(challenge, versions)
+    return {
+        "id": challenge.id,
+        "user": challenge.user.username,
+        "ladder": challenge.ladder.slug,
+        "deals": challenge.deals,
+        "created_at": iso(challenge.created_at),
+        "status": challenge_status(list(challenge.matches)),
+        "seats": [
+            {"bot_id": r["bot_id"], "bot": r["bot"], "owner": r["owner"], "version": r["version"]}
+            for r in standings
+        ],
+        "standings": standings,
+        "matches": [match_json(m, None, m.id in hidden) for m in challenge.matches],
     }

@@ -17,7 +17,9 @@ from sqlalchemy.orm import joinedload, selectinload
 from web.extensions import db
 from web.models import (
     Bot,
+    BotStatus,
     BotVersion,
+    Challenge,
     Ladder,
     Match,
     MatchSeat,
@@ -30,6 +32,10 @@ from web.models import (
 )
 
 T = TypeVar("T")
+
+_listed = Bot.status != BotStatus.DELETED
+"""A deleted bot leaves the ladder tables (a rating row a match finishing as it was deleted
+may have left behind included)."""
 
 SPARK_POINTS = 20
 """Rating changes shown in a ladder row's trend sparkline."""
@@ -142,7 +148,8 @@ def standings(
             Rating.id.label("rid"),
             func.rank().over(order_by=(Rating.mu - 3 * Rating.sigma).desc()).label("rank"),
         )
-        .where(Rating.ladder_id == ladder.id)
+        .join(Bot, Bot.id == Rating.bot_id)
+        .where(Rating.ladder_id == ladder.id, _listed)
         .subquery()
     )
     stmt = (
@@ -152,9 +159,7 @@ def standings(
         .join(User, User.id == Bot.owner_id)
         .order_by(SORTS.get(sort, SORTS["score"]), Rating.id)
     )
-    total = db.session.scalar(
-        select(func.count()).select_from(Rating).where(Rating.ladder_id == ladder.id)
-    )
+    total = db.session.scalar(select(func.count()).select_from(ranked))
     rows = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page)).all()
     bot_ids = [row[0].bot_id for row in rows]
     places, trends = placements(ladder.id, bot_ids), trend_points(ladder.id, bot_ids)
@@ -248,12 +253,17 @@ def _latest_changes_window(ladder_id: int, bot_ids: list[int], points: int) -> l
 
 def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str]]]:
     """The best few bots of every ladder: (rating, bot name, author) by ladder id."""
-    numbered = select(
-        Rating.id,
-        func.row_number()
-        .over(partition_by=Rating.ladder_id, order_by=(Rating.mu - 3 * Rating.sigma).desc())
-        .label("n"),
-    ).subquery()
+    numbered = (
+        select(
+            Rating.id,
+            func.row_number()
+            .over(partition_by=Rating.ladder_id, order_by=(Rating.mu - 3 * Rating.sigma).desc())
+            .label("n"),
+        )
+        .join(Bot, Bot.id == Rating.bot_id)
+        .where(_listed)
+        .subquery()
+    )
     rows = db.session.execute(
         select(Rating, Bot.name, User.username)
         .join(numbered, numbered.c.id == Rating.id)
@@ -356,9 +366,10 @@ def queue_status() -> dict[str, Any]:
 
 
 def bot(bot_id: int) -> Bot | None:
+    """The bot with its owner and versions; None if there is none or it was deleted."""
     return db.session.scalar(
         select(Bot)
-        .where(Bot.id == bot_id)
+        .where(Bot.id == bot_id, Bot.status != BotStatus.DELETED)
         .options(joinedload(Bot.owner), selectinload(Bot.versions))
     )
 
@@ -405,16 +416,26 @@ def head_to_head(
 
 
 def rating_history(bot_id: int, ladder_id: int, limit: int = 500) -> list[list[Any]]:
-    """``[iso time, mu - 3 sigma, mu, sigma]`` after each rated match, at most ``limit`` points.
+    """``[iso time, mu - 3 sigma, mu, sigma, version]`` after each rated match (``version``: the
+    number of the bot's version that played it), at most ``limit`` points.
 
     Long histories are thinned evenly; the first and the latest points are always kept.
     """
+    seat = and_(MatchSeat.match_id == RatingChange.match_id, MatchSeat.bot_id == bot_id)
     rows = db.session.execute(
-        select(RatingChange.created_at, RatingChange.mu_after, RatingChange.sigma_after)
+        select(
+            RatingChange.created_at,
+            RatingChange.mu_after,
+            RatingChange.sigma_after,
+            select(func.min(BotVersion.number))
+            .join(MatchSeat, MatchSeat.bot_version_id == BotVersion.id)
+            .where(seat)
+            .scalar_subquery(),
+        )
         .where(RatingChange.bot_id == bot_id, RatingChange.ladder_id == ladder_id)
         .order_by(RatingChange.id)
     ).all()
-    points = [[iso(t), round(score(m, s), 3), round(m, 3), round(s, 3)] for t, m, s in rows]
+    points = [[iso(t), round(score(m, s), 3), round(m, 3), round(s, 3), v] for t, m, s, v in rows]
     return downsample(points, limit)
 
 
@@ -450,3 +471,28 @@ def tournaments() -> list[Tournament]:
 def iso(moment: datetime | None) -> str | None:
     """An ISO-8601 UTC timestamp (``Z``) for a naive UTC time."""
     return moment.isoformat(timespec="seconds") + "Z" if moment else None
+
+
+def challenges(
+    username: str | None, bot_id: int | None, page: int = 1, per_page: int = 25
+) -> Page[Challenge]:
+    """Challenges newest first: all, one user's, or those seating ``bot_id``."""
+    stmt = (
+        select(Challenge)
+        .options(
+            joinedload(Challenge.user),
+            joinedload(Challenge.ladder),
+            selectinload(Challenge.matches).selectinload(Match.seats),
+        )
+        .order_by(Challenge.id.desc())
+    )
+    if username:
+        stmt = stmt.join(User, User.id == Challenge.user_id).where(User.username == username)
+    if bot_id is not None:
+        seated = (
+            select(Match.challenge_id)
+            .join(MatchSeat, MatchSeat.match_id == Match.id)
+            .where(MatchSeat.bot_id == bot_id, Match.challenge_id.is_not(None))
+        )
+        stmt = stmt.where(Challenge.id.in_(seated))
+    return paginate(stmt, page, per_page)

@@ -61,8 +61,7 @@ def load(match: Match) -> dict[str, Any]:
     if not match.replay_path:
         raise NoReplay(f"match {match.id} has no replay yet")
     try:
-        path = get_storage().resolve(match.replay_path)
-        data = path.read_bytes()
+        data = get_storage().read(match.replay_path)
     except (OSError, ValueError) as exc:
         raise NoReplay(f"the replay of match {match.id} cannot be read") from exc
     doc = orjson.loads(data)

@@ -210,6 +210,16 @@ class Bot(Schema):
     name = fields.String(required=True)
     owner = fields.String(required=True)
     status = fields.String(required=True)
+    playing = fields.Integer(
+        allow_none=True, metadata={"description": "the number of the version playing the ladders"}
+    )
+    pinned = fields.Integer(
+        allow_none=True,
+        metadata={
+            "description": "the version its owner chose to play (null: the newest validated "
+            "version plays, and each newer one once validated)"
+        },
+    )
     paused_reason = fields.String(allow_none=True)
     created_at = fields.String(allow_none=True)
     ratings = fields.List(fields.Nested(BotRating))
@@ -312,8 +322,125 @@ class RatingHistoryEnvelope(Schema):
     data = fields.List(
         fields.List(fields.Raw()),
         required=True,
-        metadata={"description": "[[iso time, mu - 3 sigma, mu, sigma], ...], oldest first"},
+        metadata={
+            "description": "[[iso time, mu - 3 sigma, mu, sigma, version], ...], oldest first; "
+            "version: the number of the bot's version that played the match (a change of it "
+            "marks a new version, or its owner's choice of another)"
+        },
     )
+
+
+# --- versions and challenges ----------------------------------------------------------------
+
+_ID = validate.Range(1, 2**31 - 1)
+
+
+class PlayBody(Schema):
+    version = fields.Integer(
+        required=True,
+        allow_none=True,
+        validate=_ID,
+        metadata={
+            "description": "the version number to play the ladders (any that passed validation: "
+            "a rollback, or forward again); null: the newest validated version, and each newer "
+            "one from now on"
+        },
+    )
+
+
+class DeleteBody(Schema):
+    confirm = fields.String(
+        required=True,
+        validate=validate.Length(1, 64),
+        metadata={"description": "the bot's name, to confirm"},
+    )
+
+
+class VersionRecord(Schema):
+    version_id = fields.Integer(required=True)
+    number = fields.Integer(required=True)
+    status = fields.String(required=True)
+    matches = fields.Integer(required=True, metadata={"description": "finished, any kind"})
+    ladder_matches = fields.Integer(required=True)
+    wins = fields.Integer(required=True, metadata={"description": "matches finished first"})
+    win_rate = fields.Float(allow_none=True)
+    average_place = fields.Float(allow_none=True)
+    errors = fields.Integer(
+        required=True, metadata={"description": "matches it ended with an error"}
+    )
+    error_rate = fields.Float(allow_none=True)
+    think_seconds = fields.Float(
+        allow_none=True, metadata={"description": "CPU seconds it spent thinking per match"}
+    )
+    ratings = fields.Dict(
+        keys=fields.String(),
+        values=fields.Float(),
+        metadata={"description": "score (mu - 3 sigma) after its last rated match, by ladder"},
+    )
+
+
+class CompareArgs(Schema):
+    a = fields.Integer(required=True, validate=_ID, metadata={"description": "a version number"})
+    b = fields.Integer(required=True, validate=_ID, metadata={"description": "another one"})
+
+
+class Comparison(Schema):
+    bot_id = fields.Integer(required=True)
+    a = fields.Nested(VersionRecord, required=True)
+    b = fields.Nested(VersionRecord, required=True)
+
+
+class ChallengeEntry(Schema):
+    bot = fields.Integer(required=True, validate=_ID, metadata={"description": "a bot id"})
+    version = fields.Integer(
+        allow_none=True,
+        validate=_ID,
+        metadata={
+            "description": "a version number (own bots only); missing: the version playing now"
+        },
+    )
+
+
+class ChallengeBody(Schema):
+    ladder = fields.String(
+        required=True,
+        validate=validate.Length(1, 96),
+        metadata={"description": "the ladder whose game, variant and table size to play"},
+    )
+    entries = fields.List(
+        fields.Nested(ChallengeEntry),
+        required=True,
+        validate=validate.Length(1, 16),
+        metadata={"description": "one per seat, as many as the ladder seats"},
+    )
+    deals = fields.Integer(
+        load_default=1,
+        validate=validate.Range(1, 100),
+        metadata={"description": "deals to play; on a mirrored ladder each in every seat rotation"},
+    )
+
+
+class ChallengeArgs(PageArgs):
+    user = fields.String(validate=validate.Length(1, 64))
+    bot = fields.Integer(validate=_ID)
+
+
+class Challenge(Schema):
+    id = fields.Integer(required=True)
+    user = fields.String(required=True)
+    ladder = fields.String(required=True)
+    deals = fields.Integer(required=True)
+    created_at = fields.String(allow_none=True)
+    status = fields.String(
+        required=True, metadata={"enum": ["queued", "running", "finished", "failed"]}
+    )
+    seats = fields.List(fields.Dict(), required=True)
+    standings = fields.List(
+        fields.Dict(),
+        required=True,
+        metadata={"description": "per seat as named: matches finished, wins, average place"},
+    )
+    matches = fields.List(fields.Nested(Match), required=True)
 
 
 class ReplayDocument(Schema):

@@ -1,4 +1,5 @@
-"""The two upload allowances of a client address, shared by the upload page and the API.
+"""The two upload allowances of an author (the account uploading, by its API token or its
+login), shared by the upload page and the API.
 
 An accepted upload counts against ``UPLOAD_RATE_LIMIT``; one refused for the author's own
 mistake (a broken archive, a manifest problem, too large, a form without a file) against the
@@ -8,6 +9,11 @@ allowance is used up every upload answers 429, saying which one and when it rese
 
 Both are Flask-Limiter limits counted only after the answer (``deduct_when``), so requests
 sent at the very same moment can pass together: as many as the server answers at once.
+
+The allowances belong to the account, not to the address: two authors behind one address (a
+school, a shared office) do not use up each other's hour, and one author gains nothing by
+changing address. A request without a known account (refused anyway: it needs a login) counts
+against its address.
 """
 
 from __future__ import annotations
@@ -18,9 +24,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from flask import Response, current_app
+from flask_limiter.util import get_remote_address
 from limits import RateLimitItem, parse
 
+from web import auth
 from web.extensions import limiter
+from web.services.users import user_for_token
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,7 +62,17 @@ class Allowance:
         when = time.strftime("%H:%M:%S UTC", time.gmtime(reset))
         wait = max(1, round(reset - time.time()))
         later = f"{wait} s" if wait < 120 else f"{round(wait / 60)} min"
-        return f"this address has used up its {self.describe()}; it resets at {when} (in {later})"
+        return f"this account has used up its {self.describe()}; it resets at {when} (in {later})"
+
+
+def author() -> str:
+    """Whose allowances an upload counts against: the account of its API token (the API) or
+    of the login (the upload page); the client address when there is neither."""
+    token = auth.bearer_token()
+    user = user_for_token(token) if token is not None else auth.session_user()
+    if user is None:
+        return f"address:{get_remote_address()}"
+    return f"author:{user.id}"
 
 
 def _accepted(status: int) -> bool:
@@ -82,6 +101,7 @@ def upload_limited(view: F) -> F:
         limited = limiter.shared_limit(
             allowance.limit,
             allowance.scope,
+            key_func=author,
             methods=["POST"],
             deduct_when=allowance.deducted,
             error_message=allowance.used_up,

@@ -21,7 +21,6 @@ import errno
 import logging
 import os
 import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from web.engine import InfrastructureError
 from web.extensions import db
 from web.models import Match, MatchStatus, utcnow
+from web.storage import describe
 
 log = logging.getLogger(__name__)
 
@@ -82,10 +82,9 @@ def classify(exc: BaseException) -> Fault:
 
 
 def describe_os_error(exc: OSError) -> str:
-    """``no space left on device (ENOSPC)``: the system's wording, in lower case, and the code."""
-    if exc.errno is None:
-        return str(exc)
-    return f"{os.strerror(exc.errno).lower()} ({errno.errorcode.get(exc.errno, exc.errno)})"
+    """``no space left on device (ENOSPC)``: the system's wording, in lower case, and the code;
+    for an object store, what it answered (``web.storage.describe``)."""
+    return describe(exc)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -176,19 +175,10 @@ def waiting_for_storage(waiting: bool, due: datetime | None, error: str | None) 
     return waiting and due is not None and due > utcnow() and STORAGE_WAIT in (error or "")
 
 
-def storage_answers(root: Path) -> bool:
-    """Whether a small file can be written to the storage folder ``root`` (and removed)."""
-    probe = root / f".probe-{os.getpid()}-{threading.get_ident()}"
-    try:
-        with probe.open("wb") as fh:
-            fh.write(b"\0" * 4096)
-            fh.flush()
-            os.fsync(fh.fileno())
-    except OSError:
-        return False
-    finally:
-        probe.unlink(missing_ok=True)
-    return True
+def worker_host() -> str:
+    """This worker's host identity (``WORKER_HOST``, by default the host name): the first
+    part of every claim it takes. Processes that share it must see each other's pids."""
+    return str(current_app.config.get("WORKER_HOST") or "") or socket.gethostname()
 
 
 def holder_gone(worker: str | None) -> bool:
@@ -197,12 +187,13 @@ def holder_gone(worker: str | None) -> bool:
 
     The broker hands the message of a worker process that died (killed, out of memory) to
     another at once; without this the match would wait for the dead claim's lease. Only a
-    process of this host can be known to be gone: another host's claim keeps its lease.
+    process of this host can be known to be gone: another host's claim keeps its lease, and
+    its match is taken over once that lapses (``web.services.play``).
     """
     if not worker:
         return False
     host, _, pid = worker.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+    if host != worker_host() or not pid.isdigit() or int(pid) == os.getpid():
         return False
     return not _running(int(pid))
 

@@ -25,7 +25,7 @@ from web.extensions import db
 from web.models import Bot, BotStatus, BotVersion, User
 from web.services import attempts, lifecycle
 from web.services.uploads import UnpackLimits, UploadError, unpack, write_single
-from web.storage import get_storage
+from web.storage import StorageUnavailable, get_storage
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,8 @@ def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> 
 
     A refused upload still becomes a version (``rejected``, with the reason) so its owner sees
     it; an accepted one is sent on to build and validation after the commit. If the storage
-    cannot hold the upload, nothing is kept (no row, no file) and ``StorageFull`` is raised.
+    cannot hold the upload, nothing is kept (no row, no file) and ``StorageFull`` is raised
+    (``StorageUnreachable`` if the object store did not answer).
 
     No transaction is open while the files are written: the caller's is committed first (on
     SQLite every transaction holds the write lock), the archive is stored and unpacked into a
@@ -94,8 +95,16 @@ def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> 
     under the bot's row lock and moves the unpacked tree into the version's folder (a rename).
     """
     owner_id = owner.id
+    deleted = select(Bot.id).where(
+        Bot.owner_id == owner_id, Bot.name == name, Bot.status == BotStatus.DELETED
+    )
+    if db.session.scalar(deleted) is not None:
+        raise UploadError(
+            f"you deleted your bot {name!r}; its name stays with its matches: "
+            "name the bot differently in bot.toml"
+        )
     db.session.commit()
-    stored = _Stored(get_storage().archive_path(hashlib.sha256(upload.data).hexdigest()))
+    stored = _Stored(hashlib.sha256(upload.data).hexdigest())
     try:
         digest = stored.archive(upload.data)
         refusal = _unpack(upload, stored)
@@ -104,8 +113,11 @@ def submit(owner: User, name: str, upload: Upload, *, trusted: bool = False) -> 
     except BaseException as exc:
         attempts.forget_transaction()
         stored.remove()
-        if _storage_failure(exc):
+        failure = _storage_failure(exc)
+        if failure is not None:
             log.error("upload of %s by %s not stored: %s", name, owner_id, exc)
+            if isinstance(failure, StorageUnavailable):
+                raise StorageUnreachable() from exc
             raise StorageFull() from exc
         raise
     finally:
@@ -120,28 +132,37 @@ class StorageFull(HTTPException):
     description = "the server's storage is full; nothing was saved; try again later"
 
 
+class StorageUnreachable(HTTPException):
+    """The upload could not be stored (the object store did not answer); nothing was kept."""
+
+    code = 503
+    description = "the server's storage cannot be reached; nothing was saved; try again later"
+
+
 class _Stored:
     """The files one upload added to the storage, removed again if the upload is not kept."""
 
-    def __init__(self, archive_path: Path) -> None:
-        self.archive_path = archive_path
+    def __init__(self, sha256: str) -> None:
+        self.sha256 = sha256
         self.created_archive = False
         self.scratch: Path | None = None
         self.unpacked: Path | None = None
-        self.folder: Path | None = None
+        self.installed: int | None = None
         self.files = 0
 
     def archive(self, data: bytes) -> str:
-        existed = self.archive_path.exists()  # the same bytes uploaded before: shared, kept
-        digest = get_storage().put_archive(data)
+        storage = get_storage()
+        # The same bytes uploaded before: shared, kept.
+        existed = storage.exists(storage.archive_key(self.sha256))
+        digest = storage.put_archive(data)
         self.created_archive = not existed
         return digest
 
     def install(self, version_id: int) -> None:
-        """Move the unpacked tree to the version's folder (a rename inside the storage)."""
+        """Make the unpacked tree the version's files (a rename inside a storage folder)."""
         assert self.unpacked is not None
-        self.folder = get_storage().bot_dir(version_id)
-        get_storage().install_dir(self.unpacked, version_id)
+        self.installed = version_id
+        get_storage().install_bot(self.unpacked, version_id)
 
     def drop_scratch(self) -> None:
         """Remove the scratch folder and whatever of it was not moved into place."""
@@ -150,11 +171,15 @@ class _Stored:
 
     def remove(self) -> None:
         """Remove what this upload added (after the rollback); an archive in use stays."""
-        in_use = select(BotVersion.id).where(BotVersion.sha256 == self.archive_path.name)
-        if self.created_archive and not self._quietly(lambda: db.session.scalar(in_use)):
-            self.archive_path.unlink(missing_ok=True)
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+        storage = get_storage()
+        in_use = select(BotVersion.id).where(BotVersion.sha256 == self.sha256)
+        try:
+            if self.created_archive and not self._quietly(lambda: db.session.scalar(in_use)):
+                storage.delete(storage.archive_key(self.sha256))
+            if self.installed is not None:
+                storage.remove_bot(self.installed)
+        except OSError as exc:  # the storage failed: what stays is unreferenced, never used
+            log.warning("upload not kept; its files could not all be removed: %s", exc)
         self.drop_scratch()
 
     @staticmethod
@@ -169,14 +194,14 @@ class _Stored:
             db.session.rollback()
 
 
-def _storage_failure(exc: BaseException) -> bool:
-    """True if ``exc`` (or an error it was raised from) is a full or failing storage disk."""
+def _storage_failure(exc: BaseException) -> OSError | None:
+    """The full or failing storage (disk or object store) behind ``exc``, if that is why."""
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, OSError) and seen.errno in attempts.STORAGE_ERRNOS:
-            return True
+            return seen
         seen = seen.__cause__ or seen.__context__
-    return False
+    return None
 
 
 def _unpack(upload: Upload, stored: _Stored) -> str | None:
@@ -195,7 +220,7 @@ def _unpack(upload: Upload, stored: _Stored) -> str | None:
         else:
             files = unpack(upload.data, scratch, unpack_limits())
     except UploadError as exc:
-        if _storage_failure(exc):
+        if _storage_failure(exc) is not None:
             raise
         return f"upload refused: {exc}"
     stored.unpacked = _bot_root(scratch)

@@ -9,7 +9,6 @@ status: the lifecycle does, from what this module reports.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -21,7 +20,7 @@ from web import engine
 from web.extensions import db
 from web.models import BotVersion
 from web.services import attempts
-from web.storage import get_storage
+from web.storage import StorageUnavailable, get_storage
 
 FIELDS = ("manifest", "games", "language", "build_log", "validation_log")
 """What the stages record on a version."""
@@ -37,12 +36,18 @@ def run(version: BotVersion) -> str | None:
     Returns why the bot is refused, or None if every stage passed. Any other error propagates
     (``fault_of`` says whose it is).
     """
+    storage = get_storage()
+    db.session.commit()  # no transaction stays open while the files are fetched
     try:
-        manifest = engine.load_manifest(get_storage().bot_dir(version.id))
-        record_manifest(version, manifest)
-        db.session.commit()  # no transaction stays open while the bot builds or is tested
-        _build(version, manifest)
-        _selftest(version, manifest)
+        with storage.checkout(version.id) as folder:
+            manifest = engine.load_manifest(folder)
+            record_manifest(version, manifest)
+            db.session.commit()  # no transaction stays open while the bot builds or is tested
+            if not _build(version, manifest):
+                _selftest(version, manifest)
+                return None
+        with storage.checkout(version.id) as folder:  # the built tree, as every match sees it
+            _selftest(version, engine.load_manifest(folder))
     except StageFailed as exc:
         return str(exc)
     return None
@@ -54,12 +59,12 @@ def fault_of(exc: Exception) -> attempts.Fault:
 
     if isinstance(exc, SandboxError):
         return attempts.Fault(True, f"sandbox failure: {exc}")
+    if isinstance(exc, StorageUnavailable):
+        return attempts.Fault(True, str(exc), True)
     code = _storage_errno(exc)
     if code is not None:
         why = attempts.describe_os_error(OSError(code, ""))
-        return attempts.Fault(
-            True, f"could not write to the storage folder {get_storage().root}: {why}", True
-        )
+        return attempts.Fault(True, f"could not write to {get_storage().where()}: {why}", True)
     return attempts.classify(exc)
 
 
@@ -88,22 +93,22 @@ def record_manifest(version: BotVersion, manifest: Any) -> None:
     version.language = manifest.language
 
 
-def _build(version: BotVersion, manifest: Any) -> None:
+def _build(version: BotVersion, manifest: Any) -> bool:
     """Run the build step on a private copy; on success the built tree becomes the version's.
 
-    The stored archive (the version's SHA-256) stays the upload as sent; the version's folder
-    is replaced by the built tree in two renames, so it is always either the upload or the
-    whole build. A failed or stopped build leaves the upload's folder as it was.
+    The stored archive (the version's SHA-256) stays the upload as sent; the version's files
+    are replaced by the built tree whole (``Storage.install_bot``), so they are always either
+    the upload or the whole build. A failed or stopped build leaves the upload's files as they
+    were. Returns whether a built tree was installed (False: no build step).
     """
     from sandbox.build import build_copy
 
     if not manifest.build:
         version.build_log += "no build step\n"
-        return
+        return False
     limit = float(current_app.config["BUILD_TIMEOUT"])
     storage = get_storage()
     scratch = storage.scratch_dir()
-    sandbox, folder = engine.sandbox_for(version.trusted), storage.bot_dir(version.id)
     db.session.commit()
     try:
         built = scratch / "built"
@@ -123,17 +128,10 @@ def _build(version: BotVersion, manifest: Any) -> None:
             raise StageFailed(
                 f"the build step failed (exit status {result.returncode}); see the build log"
             )
-        _replace_folder(folder, built, scratch / "upload")
+        storage.install_bot(built, version.id)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _replace_folder(folder: Path, built: Path, aside: Path) -> None:
-    """Put ``built`` in the place of ``folder``, whose old tree goes to ``aside``."""
-    os.replace(folder, aside)
-    os.replace(built, folder)
-    # The sandbox runs bots as unprivileged users: they must be able to read their folder.
-    folder.chmod(0o755)
+    return True
 
 
 def _selftest(version: BotVersion, manifest: Any) -> None:

@@ -75,7 +75,7 @@ def gather(scope: Scope) -> Gathered:
 
 def _replay(match: Match) -> MatchData | None:
     try:
-        raw = get_storage().resolve(match.replay_path or "").read_bytes()
+        raw = get_storage().read(match.replay_path or "")
         replay = check_replay(orjson.loads(raw))
     except (OSError, ValueError, ReplayError):
         return None

@@ -11,7 +11,10 @@ retry rules of its preparation.
        +--refused upload-----------------------> rejected <-------------------+   retired
                                                          |                           ^
                                                          +--validated, but a newer --+
-                                                            version is active already
+                                                            version is active already,
+                                                            or the owner chose another
+
+    retired --the owner chooses it (a rollback, or forward again)--> active
 
 Placement is not a status of its own: an active version that still owes placement matches
 (``web.services.placement``) is *placing*. Other modules report events here (an upload stored,
@@ -38,7 +41,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -78,7 +81,8 @@ MOVES: Final[dict[VersionStatus, frozenset[VersionStatus]]] = {
     S.VALIDATING: frozenset({S.ACTIVE, S.REJECTED, S.RETIRED}),
     S.ACTIVE: frozenset({S.RETIRED}),
     S.REJECTED: frozenset(),
-    S.RETIRED: frozenset(),
+    # A retired version passed validation: its owner may choose it to play again (a rollback).
+    S.RETIRED: frozenset({S.ACTIVE}),
 }
 """Every allowed move of a version's status: from each status, where it may go."""
 
@@ -164,7 +168,7 @@ def _still_waiting_for_storage(version_id: int) -> VersionStatus | None:
         return None
     due = (version.prepare_due - utcnow()).total_seconds() if version.prepare_due else 0.0
     db.session.rollback()
-    if attempts.storage_answers(get_storage().root):
+    if get_storage().answers():
         return None
     send(version_id, min(due, attempts.STORAGE_PROBE_EVERY))
     return S.UPLOADED
@@ -296,6 +300,9 @@ def activate(version: BotVersion) -> None:
     if newer:
         _superseded(version, newer[-1])
         return
+    if bot.status == BotStatus.DELETED or _pinned_elsewhere(bot, version, versions):
+        _set_aside(version, bot)
+        return
     first = all(v.activated_at is None for v in versions if v.id != version.id)
     for older in versions:
         if older.id != version.id and older.status == S.ACTIVE:
@@ -303,13 +310,86 @@ def activate(version: BotVersion) -> None:
     move(version, S.ACTIVE)
     version.activated_at = utcnow()
     version.error = None
-    if bot.status == BotStatus.PAUSED:
+    bot.pinned_number = None  # no chosen version plays (or none was chosen): the newest does
+    if bot.status in (BotStatus.PAUSED, BotStatus.RETIRED):
         bot.status, bot.paused_reason, bot.consecutive_failures = BotStatus.ACTIVE, None, 0
     for ladder in ladders.ladders_for(version.games or []):
         if first:
             ratings.ensure_rating(bot.id, ladder.id)
         else:
             ratings.new_version_rating(bot.id, ladder.id)
+
+
+def _pinned_elsewhere(bot: Bot, version: BotVersion, versions: Sequence[BotVersion]) -> bool:
+    """Whether the owner chose another version to play, one that still can."""
+    return bot.pinned_number is not None and any(
+        v.number == bot.pinned_number and v.status == S.ACTIVE and v.id != version.id
+        for v in versions
+    )
+
+
+def _set_aside(version: BotVersion, bot: Bot) -> None:
+    """``version`` passed every stage, but its owner chose another version (or deleted the bot)."""
+    move(version, S.RETIRED)
+    why = (
+        "the bot is deleted"
+        if bot.status == BotStatus.DELETED
+        else f"its owner chose version {bot.pinned_number} to play"
+    )
+    version.validation_log += (
+        f"validated, but {why}: set aside without playing "
+        "(choose it on the bot's page to play it)\n"
+    )
+
+
+def choose(bot: Bot, number: int | None) -> BotVersion:
+    """The owner's choice: version ``number`` (any that passed validation) plays the ladders of
+    its games from now on and stays the one playing until the owner chooses again; ``None``
+    goes back to the newest validated version and follows each newer one. The version that
+    played until now retires (its queued ladder matches are cancelled); a retired or paused bot
+    plays again. ``ValueError`` (a message for the owner) if the version cannot play. Does not
+    commit.
+
+    A version that takes over keeps the bot's rating with a wider sigma, as a new version does;
+    the rating history itself is left exactly as it was.
+    """
+    db.session.flush()
+    lock = {"key_share": True}
+    locked = db.session.get(Bot, bot.id, with_for_update=lock, populate_existing=True)
+    assert locked is not None
+    versions = db.session.scalars(
+        select(BotVersion)
+        .where(BotVersion.bot_id == bot.id)
+        .order_by(BotVersion.number)
+        .execution_options(populate_existing=True)
+    ).all()
+    validated = [v for v in versions if v.status in (S.ACTIVE, S.RETIRED)]
+    if not validated:
+        raise ValueError("no version of this bot has passed validation yet")
+    chosen = validated[-1] if number is None else _version_numbered(versions, number)
+    for other in versions:
+        if other.status == S.ACTIVE and other.id != chosen.id:
+            retire(other)
+    if chosen.status != S.ACTIVE:
+        move(chosen, S.ACTIVE)
+        chosen.activated_at = utcnow()
+        for ladder in ladders.ladders_for(chosen.games or []):
+            ratings.new_version_rating(bot.id, ladder.id)
+    locked.pinned_number = number
+    if locked.status in (BotStatus.PAUSED, BotStatus.RETIRED):  # as a new version does
+        locked.status, locked.paused_reason, locked.consecutive_failures = BotStatus.ACTIVE, None, 0
+    return chosen
+
+
+def _version_numbered(versions: Sequence[BotVersion], number: int) -> BotVersion:
+    found = next((v for v in versions if v.number == number), None)
+    if found is None:
+        raise ValueError(f"this bot has no version {number}")
+    if found.status not in (S.ACTIVE, S.RETIRED):
+        raise ValueError(
+            f"version {number} is {found.status}: only a version that passed validation can play"
+        )
+    return found
 
 
 def _superseded(version: BotVersion, newest: BotVersion) -> None:

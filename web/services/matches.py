@@ -10,7 +10,6 @@ the claim's attempt number, so a match is rated exactly once however often it wa
 from __future__ import annotations
 
 import logging
-import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -32,6 +31,7 @@ from web.models import (
 from web.services import attempts, sealing
 from web.services.placement import placement_left
 from web.services.queue import (
+    CHALLENGES,
     MATCHES,
     URGENT,
     VALIDATE,
@@ -45,10 +45,10 @@ log = logging.getLogger(__name__)
 
 
 def worker_name() -> str:
-    """Who holds a claim: host and pid, enough to find the process in logs."""
+    """Who holds a claim: the worker's host identity (``WORKER_HOST``) and its pid."""
     import os
 
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return f"{attempts.worker_host()}:{os.getpid()}"
 
 
 def create_match(
@@ -62,15 +62,18 @@ def create_match(
     mirror_group: str | None = None,
     rated: bool = True,
     urgent: bool | None = None,
+    challenge_id: int | None = None,
 ) -> Match:
     """Add a queued match (seat k gets ``versions[k]``); it is sent to a worker after commit.
 
-    ``urgent`` (placement) matches go ahead of ordinary ones; validation matches go first.
+    ``urgent`` (placement) matches go ahead of ordinary ones, challenges next; validation
+    matches go first.
     """
     match = Match(
         kind=kind,
         ladder_id=ladder_id,
         tournament_id=tournament_id,
+        challenge_id=challenge_id,
         game_config=dict(game_config),
         seed=new_seed() if seed is None else seed,
         mirror_group=mirror_group,
@@ -83,6 +86,8 @@ def create_match(
     db.session.flush()
     if kind == MatchKind.VALIDATION:
         send_match_after_commit(match.id, queue=VALIDATE)
+    elif kind == MatchKind.CHALLENGE:
+        send_match_after_commit(match.id, queue=CHALLENGES)
     else:
         send_match_after_commit(match.id, queue=URGENT if urgent else MATCHES)
     return match
@@ -90,9 +95,11 @@ def create_match(
 
 def match_queue(match: Match) -> str:
     """The queue ``match`` goes to: validation first, then ladder matches with a version still
-    playing its placement matches, then the rest."""
+    playing its placement matches, then challenges, then the rest."""
     if match.kind == MatchKind.VALIDATION:
         return VALIDATE
+    if match.kind == MatchKind.CHALLENGE:
+        return CHALLENGES
     if match.kind != MatchKind.LADDER:
         return MATCHES
     versions = [db.session.get(BotVersion, seat.bot_version_id) for seat in match.seats]
@@ -193,6 +200,19 @@ def renew_lease(match_id: int, attempt: int, lease_seconds: float) -> bool:
     held: bool = db.session.execute(stmt).rowcount == 1  # type: ignore[attr-defined]
     db.session.commit()
     return held
+
+
+def lease_held(match_id: int) -> float | None:
+    """Seconds until the lease of the running match ``match_id`` lapses (None if it is not
+    running or its lease has lapsed already). Ends its read transaction."""
+    now = utcnow()
+    until = db.session.scalar(
+        select(Match.lease_until).where(
+            Match.id == match_id, Match.status == MatchStatus.RUNNING, Match.lease_until > now
+        )
+    )
+    db.session.rollback()
+    return None if until is None else (until - now).total_seconds()
 
 
 def release(
@@ -313,13 +333,7 @@ def reap(now: datetime | None = None) -> ReapReport:
     suspects = _stale_queued(stale_before, before)
     after = match_ids_in_broker() if suspects else set()
     lost = [i for i in suspects if after is None or i not in after]
-    expired = db.session.scalars(
-        select(Match)
-        .where(Match.status == MatchStatus.RUNNING, Match.lease_until < now)
-        .with_for_update(skip_locked=True)
-    ).all()
-    for match in expired:
-        _reap_expired(match, now, report)
+    expired = _lapsed(now, report)
     stale = db.session.scalars(
         select(Match)
         .where(
@@ -337,6 +351,33 @@ def reap(now: datetime | None = None) -> ReapReport:
         send_match(match_id, queue=queues[match_id])
     tell_ended(report.failed)
     return report
+
+
+def take_back_lapsed(now: datetime | None = None) -> ReapReport:
+    """The reaper's quick part, run every ``LEASE_CHECK_INTERVAL`` s: a running match whose
+    lease lapsed (its worker, or its whole host, is gone) is queued again at once (or failed at
+    its bound). Reads no broker. Commits; messages are sent after commit."""
+    now = now or utcnow()
+    report = ReapReport([], [], [])
+    lapsed = _lapsed(now, report)
+    queues = {m.id: match_queue(m) for m in lapsed}
+    db.session.commit()
+    for match_id in report.requeued:
+        send_match(match_id, queue=queues[match_id])
+    tell_ended(report.failed)
+    return report
+
+
+def _lapsed(now: datetime, report: ReapReport) -> list[Match]:
+    """Running matches whose lease lapsed, locked, each queued again or failed in ``report``."""
+    expired = db.session.scalars(
+        select(Match)
+        .where(Match.status == MatchStatus.RUNNING, Match.lease_until < now)
+        .with_for_update(skip_locked=True)
+    ).all()
+    for match in expired:
+        _reap_expired(match, now, report)
+    return list(expired)
 
 
 def _stale_queued(stale_before: datetime, in_broker: set[int] | None) -> list[int]:

@@ -13,8 +13,9 @@ streams to its watchers.
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from pathlib import Path
+from contextlib import ExitStack
 from typing import Any
 
 import orjson
@@ -35,13 +36,13 @@ from web.models import (
 )
 from web.services import attempts, matches, ratings
 from web.services import live as live_feed
-from web.services.queue import send_match
+from web.services.queue import MATCHES, send_match
 
 # A process that plays matches must have everyone who listens for their end registered: the
 # ladders (ladder matches), the tournaments (tournament matches) and the bot lifecycle
 # (validation matches) register at import.
 from web.services import ladders, lifecycle, tournaments  # noqa: F401  isort: skip
-from web.storage import get_storage, write_atomic
+from web.storage import describe, get_storage
 
 log = logging.getLogger(__name__)
 
@@ -52,40 +53,107 @@ LIVE_REPLAY_EVERY = 1.0
 """Seconds between two writes of a live replay; a match's first step is written at once."""
 
 
-def play_match(match_id: int) -> str:
-    """Play match ``match_id`` if this worker can claim it; returns what happened, for the logs."""
+def play_match(match_id: int, *, redelivered: bool = False) -> str:
+    """Play match ``match_id`` if this worker can claim it; returns what happened, for the logs.
+
+    A ``redelivered`` message (its worker process died) of a match whose claim another host
+    still holds is sent again for the moment that claim's lease lapses: if the holder is gone,
+    the match is taken over then, instead of waiting for the reaper.
+    """
     waiting = _still_waiting_for_storage(match_id)
     if waiting is not None:
         return waiting
     lease = float(current_app.config["MATCH_LEASE"])
     attempt = matches.claim(match_id, matches.worker_name(), lease)
     if attempt is None:
-        return "not claimed (finished, running elsewhere, or out of attempts)"
+        return _not_claimed(match_id, redelivered)
     live: LiveReplay | None = None
     feed: live_feed.Feed | None = None
-    try:
-        seats = _seat_specs(match_id)
-        match = db.session.get(Match, match_id)
-        assert match is not None
-        config, seed = dict(match.game_config), match.seed
-        db.session.rollback()
-        live = LiveReplay(match_id, attempt, config, seed, seats)
-        feed = live_feed.open_feed(match_id, config, seed)
-        watchers = [live.on_step] + ([feed.on_step] if feed is not None else [])
-        on_step = _each(_heartbeat(match_id, attempt, lease), *watchers)
-        outcome = engine.run(config, seats, seed, on_step=on_step)
-        replay_rel = _store_replay(outcome.replay)
-    except Exception as exc:  # the match could not be played: give the claim back
-        if feed is not None:
-            feed.close("given back")
-        return _give_back(match_id, attempt, exc, live)
-    finished = attempts.patiently(
-        lambda: finish(match_id, attempt, outcome, replay_rel), f"match {match_id}: finishing"
-    )
+    with LeaseKeeper(match_id, attempt, lease):
+        try:
+            with ExitStack() as files:  # the bots' files stay in place until the match ends
+                seats = _seat_specs(match_id, files)
+                match = db.session.get(Match, match_id)
+                assert match is not None
+                config, seed = dict(match.game_config), match.seed
+                db.session.rollback()
+                live = LiveReplay(match_id, attempt, config, seed, seats)
+                feed = live_feed.open_feed(match_id, config, seed)
+                watchers = [live.on_step] + ([feed.on_step] if feed is not None else [])
+                outcome = engine.run(config, seats, seed, on_step=_each(*watchers))
+            replay_rel = _store_replay(outcome.replay)
+        except Exception as exc:  # the match could not be played: give the claim back
+            if feed is not None:
+                feed.close("given back")
+            return _give_back(match_id, attempt, exc, live)
+        finished = attempts.patiently(
+            lambda: finish(match_id, attempt, outcome, replay_rel), f"match {match_id}: finishing"
+        )
     if feed is not None:  # the end once the result is written: readers then load it whole
         feed.close("finished" if finished else None)
     live.discard()
     return "finished" if finished else "result discarded"
+
+
+def _not_claimed(match_id: int, redelivered: bool) -> str:
+    """Why a message found nothing to claim; a redelivered one waits for a held lease."""
+    lapses = matches.lease_held(match_id) if redelivered else None
+    if lapses is None:
+        return "not claimed (finished, running elsewhere, or out of attempts)"
+    match = db.session.get(Match, match_id)
+    queue = matches.match_queue(match) if match is not None else MATCHES
+    db.session.rollback()
+    send_match(match_id, queue=queue, countdown=lapses + TAKEOVER_MARGIN)
+    return f"held by another worker: looked at again when its lease lapses in {lapses:.1f} s"
+
+
+TAKEOVER_MARGIN = 1.0
+"""Seconds after a held lease lapses that its redelivered match is looked at again."""
+
+
+class LeaseKeeper:
+    """Renews a match claim's lease every third of its length, from a thread of its own, for as
+    long as the claim is held: slow bot starts, builds and ``ready`` waits included, not only
+    between steps. Stops when the block ends or the claim is found taken away."""
+
+    def __init__(self, match_id: int, attempt: int, lease: float) -> None:
+        self.match_id, self.attempt, self.lease = match_id, attempt, lease
+        self.app = current_app._get_current_object()  # type: ignore[attr-defined]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, name=f"lease-match-{match_id}", daemon=True
+        )
+
+    def __enter__(self) -> LeaseKeeper:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def _run(self) -> None:
+        every = max(self.lease / 3, 0.2)
+        while not self.stop.wait(every):
+            if not self._renew():
+                return
+
+    def _renew(self) -> bool:
+        """One renewal; False once the claim is known to be taken away."""
+        with self.app.app_context():
+            try:
+                held = matches.renew_lease(self.match_id, self.attempt, self.lease)
+            except Exception as exc:  # the database away, most likely; the thread goes on
+                # The match goes on: its result is written once the database is back, unless
+                # another worker took the match over meanwhile (the claim's token decides).
+                attempts.forget_transaction()
+                log.warning("match %s: the lease could not be renewed: %s", self.match_id, exc)
+                return True
+            finally:
+                db.session.remove()
+        if not held and not self.stop.is_set():
+            log.info("match %s: claim %s is no longer held", self.match_id, self.attempt)
+        return held
 
 
 def _still_waiting_for_storage(match_id: int) -> str | None:
@@ -100,7 +168,7 @@ def _still_waiting_for_storage(match_id: int) -> str | None:
     due = (match.queued_at - utcnow()).total_seconds()
     queue = matches.match_queue(match)
     db.session.rollback()
-    if attempts.storage_answers(get_storage().root):
+    if get_storage().answers():
         return None
     send_match(match_id, queue=queue, countdown=min(due, attempts.STORAGE_PROBE_EVERY))
     return "waiting for the storage to answer"
@@ -129,41 +197,23 @@ def _give_back(match_id: int, attempt: int, exc: Exception, live: LiveReplay | N
     return f"attempt {attempt} failed: {fault.message} (now {status})"
 
 
-def _seat_specs(match_id: int) -> list[engine.SeatSpec]:
+def _seat_specs(match_id: int, files: ExitStack) -> list[engine.SeatSpec]:
+    """The seats of the match, each bot's files checked out for as long as ``files`` lasts."""
     storage = get_storage()
     seats = db.session.scalars(
         select(MatchSeat).where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)
     ).all()
+    rows = [(s.bot_version_id, s.bot.name, str(s.version.number), s.version.trusted) for s in seats]
+    db.session.rollback()  # no transaction stays open while the files are fetched
     return [
         engine.SeatSpec(
-            bot_dir=storage.bot_dir(seat.bot_version_id),
-            name=seat.bot.name,
-            version=str(seat.version.number),
-            trusted=seat.version.trusted,
+            bot_dir=files.enter_context(storage.checkout(version_id)),
+            name=name,
+            version=number,
+            trusted=trusted,
         )
-        for seat in seats
+        for version_id, name, number, trusted in rows
     ]
-
-
-def _heartbeat(match_id: int, attempt: int, lease: float) -> Any:
-    """An ``on_step`` callback that renews the lease every third of its length."""
-    last = [time.monotonic()]
-    app = current_app._get_current_object()  # type: ignore[attr-defined]
-
-    def beat(*_args: Any, **_kwargs: Any) -> None:
-        if time.monotonic() - last[0] < lease / 3:
-            return
-        last[0] = time.monotonic()
-        with app.app_context():
-            try:
-                matches.renew_lease(match_id, attempt, lease)
-            except attempts.DATABASE_ERRORS as exc:
-                # The match goes on: its result is written once the database is back, unless
-                # another worker took the match over meanwhile (the claim's token decides).
-                attempts.forget_transaction()
-                log.warning("match %s: the lease could not be renewed: %s", match_id, exc)
-
-    return beat
 
 
 def _each(*callbacks: Any) -> Any:
@@ -177,7 +227,7 @@ def _each(*callbacks: Any) -> Any:
 
 
 class LiveReplay:
-    """The replay of a running match so far, kept at ``replays/live/<match id>.json``.
+    """The replay of a running match so far, kept in the storage at ``replays/live/<id>.json``.
 
     The file holds everything the finished replay will (seed and actions included, minus
     result, outcome and hash) and is marked ``"partial": true``; it is only ever served through
@@ -199,7 +249,7 @@ class LiveReplay:
         self.seats = [{"name": s.name, "kind": "bot", "version": s.version} for s in seats]
         self.steps: list[dict[str, Any]] = []
         self.relative = f"replays/live/{match_id}.json"
-        self.path = get_storage().resolve(self.relative)
+        self.storage = get_storage()
         self.app = current_app._get_current_object()  # type: ignore[attr-defined]
         self.game: dict[str, Any] | None = None
         self.pointed = False
@@ -239,7 +289,7 @@ class LiveReplay:
 
     def write(self) -> None:
         """Replace the live file; point the match row at it after the first write."""
-        write_atomic(self.path, orjson.dumps(self.document()))
+        self.storage.put(self.relative, orjson.dumps(self.document()))
         if not self.pointed:
             self.pointed = True
             with self.app.app_context():
@@ -249,7 +299,7 @@ class LiveReplay:
         """The attempt failed: unpoint the row (while this claim holds it) and remove the file."""
         try:
             if self.pointed and _point_at(self.match_id, self.attempt, None, self.relative):
-                _remove(self.path)
+                self._remove()
         except Exception:  # giving the claim back matters more; the reaper sees to the rest
             db.session.rollback()
             log.exception("match %s: the live replay could not be withdrawn", self.match_id)
@@ -268,7 +318,13 @@ class LiveReplay:
             log.exception("match %s: the live replay was left in place", self.match_id)
             return
         if current != self.relative:
-            _remove(self.path)
+            self._remove()
+
+    def _remove(self) -> None:
+        try:
+            self.storage.delete(self.relative)
+        except OSError as exc:  # a stale live file is harmless; the finished match must stand
+            log.warning("could not remove the live replay %s: %s", self.relative, exc)
 
 
 def _point_at(match_id: int, attempt: int, relative: str | None, was: str | None = None) -> bool:
@@ -291,24 +347,15 @@ def _point_at(match_id: int, attempt: int, relative: str | None, was: str | None
     return held
 
 
-def _remove(path: Path) -> None:
-    try:
-        path.unlink(missing_ok=True)
-    except OSError as exc:  # a stale live file is harmless; the finished match must stand
-        log.warning("could not remove the live replay %s: %s", path, exc)
-
-
 def _store_replay(replay: dict[str, Any]) -> str:
     storage = get_storage()
     data = orjson.dumps(replay, option=orjson.OPT_SORT_KEYS)
     try:
-        path = storage.put_replay(data)
+        return storage.put_replay(data)
     except OSError as exc:
         raise attempts.StorageError(
-            f"could not write the replay to the storage folder {storage.root}: "
-            f"{attempts.describe_os_error(exc)}"
+            f"could not write the replay to {storage.where()}: {describe(exc)}"
         ) from exc
-    return storage.relative(path)
 
 
 def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: str) -> bool:
@@ -374,7 +421,8 @@ def _record_seats(match: Match, outcome: engine.Outcome) -> None:
         seat.score = outcome.scores[k] if k < len(outcome.scores) else None
         seat.strikes = outcome.strikes[k]
         seat.cpu_seconds = outcome.cpu_seconds[k]
-        _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
+        if match.kind != MatchKind.CHALLENGE:  # an author's test run: it pauses no bot
+            _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
 
 
 def _count_failure(bot: Bot, status: str, forfeited: bool, match_id: int, limit: int) -> None:

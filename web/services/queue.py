@@ -1,11 +1,12 @@
 """Sending work to the workers, only once the rows it refers to are committed.
 
-Five queues, consumed in this order of priority by the workers that take them:
+Six queues, consumed in this order of priority by the workers that take them:
 
 - ``builds``: building and self-testing uploaded versions (a worker slot is reserved for it);
 - ``default``: the periodic scheduler and reaper (short, at most one message of each);
 - ``validate``: validation matches (the reserved slot plays them too);
 - ``urgent``: the placement matches of newly active versions;
+- ``challenges``: unrated matches an author asked for (``web.services.challenges``);
 - ``matches``: ordinary ladder and tournament matches.
 
 Each match message carries the match id in its task id (``match-<id>-<nonce>``), so the reaper
@@ -171,11 +172,13 @@ def _send(
 
 
 BUILDS, DEFAULT, VALIDATE, URGENT, MATCHES = "builds", "default", "validate", "urgent", "matches"
-MATCH_QUEUES = (VALIDATE, URGENT, MATCHES)
+CHALLENGES = "challenges"
+MATCH_QUEUES = (VALIDATE, URGENT, CHALLENGES, MATCHES)
 MATCH_TASK = "web.tasks.run_match"
 PREPARE_TASK = "web.tasks.prepare_version"
 SCHEDULE_TASK = "web.tasks.schedule_ladders"
 REAP_TASK = "web.tasks.reap_stale_matches"
+LAPSED_TASK = "web.tasks.take_back_lapsed"
 _MATCH_ID_PREFIX = "match-"
 
 
@@ -308,9 +311,17 @@ def _version_of(item: bytes | str) -> int | None:
 # --- periodic tasks: at most one waiting and one running ------------------------------------
 
 
-def periodic_ttl(interval: float) -> float:
-    """How long a periodic task's message or run may keep the next one from being sent."""
-    return max(60.0, 4 * interval)
+def periodic_ttl(interval: float, task: str = "") -> float:
+    """How long a periodic task's message or run may keep the next one from being sent.
+
+    The lapsed-lease check is short and runs every few seconds: a message of it stuck with a
+    busy worker must not hold the next one back for long.
+    """
+    return max(LAPSED_TTL_FLOOR if task == LAPSED_TASK else 60.0, 4 * interval)
+
+
+LAPSED_TTL_FLOOR = 10.0
+"""Seconds a waiting lapsed-lease check keeps beat from sending another, at least."""
 
 
 def _periodic_key(prefix: str, task: str, what: str) -> str:
@@ -321,6 +332,12 @@ def claim_periodic_send(client: redis.Redis, prefix: str, task: str, ttl: float)
     """True if no message of ``task`` is waiting (a mark is set until it starts or ``ttl``)."""
     key = _periodic_key(prefix, task, "waiting")
     return bool(client.set(key, "1", nx=True, px=max(int(ttl * 1000), 1000)))
+
+
+def forget_periodic_send(client: redis.Redis, prefix: str, task: str) -> None:
+    """Clear the mark of ``task``'s waiting message: it expired before a worker ran it, so the
+    next beat sends a fresh one rather than waiting for the mark to run out."""
+    client.delete(_periodic_key(prefix, task, "waiting"))
 
 
 def request_schedule() -> None:

@@ -15,9 +15,11 @@ from typing import Any
 
 from arena.bots import flush_hint
 from arena.connection import Connection, ReadEvent
+from arena.feed import ObservationFeed
 from arena.games import make_game
 from arena.games.base import State
 from arena.protocol import (
+    DELTA,
     PROTOCOL_VERSION,
     ActionReply,
     DealEnd,
@@ -80,7 +82,9 @@ def _positions(game_name: str, seed: int) -> tuple[State, State | None]:
     return (many or game.new_state(seed)), single
 
 
-def _request(state: State, rid: int, only_first: bool, move_ms: int) -> tuple[Request, list[Any]]:
+def _request(
+    state: State, rid: int, only_first: bool, move_ms: int, feed: ObservationFeed
+) -> tuple[Request, list[Any]]:
     seat = state.current_player()
     legal = state.legal_actions_json()
     if only_first:
@@ -88,11 +92,13 @@ def _request(state: State, rid: int, only_first: bool, move_ms: int) -> tuple[Re
     request = Request(
         id=rid,
         deal=state.deal_index,
-        observation=state.observation(seat),
+        observation=feed.message_body(state, seat),
         legal_actions=legal,
         time_left_ms=move_ms * 10,
         move_ms=move_ms,
+        delta=feed.mode == DELTA,
     )
+    feed.commit()  # if it is not delivered, the self-test fails there and goes no further
     return request, legal
 
 
@@ -107,6 +113,8 @@ class _Probe:
         self.timeout = timeout
         self.silent_hint = silent_hint
         self.answers = 0
+        self.feed = ObservationFeed()
+        """Observations as the bot asked for them in ``ready`` (whole until then)."""
 
     def exchange(self, message: Any, what: str) -> Any:
         """Send ``message`` and decode the answer; None (and a failure noted) if there is none."""
@@ -203,6 +211,7 @@ def _drive(probe: _Probe, game_name: str, name: str) -> None:
     if ready.protocol != PROTOCOL_VERSION:
         report.fail(f"hello: the bot speaks protocol {ready.protocol}, not {PROTOCOL_VERSION}")
         return
+    probe.feed = ObservationFeed(ready.observations)
     steps: list[tuple[str, Callable[[], None]]] = [
         ("request with many legal actions", lambda: _ask(probe, many, 1, False)),
         ("request with one legal action", lambda: _ask(probe, single or many, 2, single is None)),
@@ -215,7 +224,7 @@ def _drive(probe: _Probe, game_name: str, name: str) -> None:
 
 
 def _ask(probe: _Probe, state: State, rid: int, only_first: bool) -> None:
-    request, legal = _request(state, rid, only_first, move_ms=1000)
+    request, legal = _request(state, rid, only_first, move_ms=1000, feed=probe.feed)
     what = f"request {rid} ({len(legal)} legal action{'s' if len(legal) != 1 else ''})"
     answer = probe.exchange(request, what)
     if answer is not None:
@@ -224,7 +233,9 @@ def _ask(probe: _Probe, state: State, rid: int, only_first: bool) -> None:
 
 def _endings(probe: _Probe, state: State) -> None:
     seat = max(state.current_player(), 0)
-    ok = probe.tell(DealEnd(deal=state.deal_index, observation=state.observation(seat)))
+    feed = probe.feed
+    body = feed.message_body(state, seat)
+    ok = probe.tell(DealEnd(deal=state.deal_index, observation=body, delta=feed.mode == DELTA))
     n = state.game.players
     result = {"ranking": [1] * n, "scores": [0.0] * n, "detail": {}}
     ok = ok and probe.tell(MatchEnd(result=result, place=1, status="ok"))

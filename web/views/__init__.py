@@ -22,10 +22,22 @@ from web.views import status
 def register(app: Flask) -> None:
     """Blueprints, error pages, template helpers and the security headers of every answer."""
     from web.api import IdConverter
-    from web.views import admin, auth, bots, home, ladders, matches, tournaments, users, viewer
+    from web.views import (
+        admin,
+        auth,
+        bots,
+        challenges,
+        home,
+        ladders,
+        matches,
+        tournaments,
+        users,
+        viewer,
+    )
 
     app.url_map.converters["id"] = IdConverter
-    for module in (auth, home, ladders, bots, matches, tournaments, users, admin, viewer):
+    modules = (auth, home, ladders, bots, matches, challenges, tournaments, users, admin, viewer)
+    for module in modules:
         app.register_blueprint(module.bp)
     app.register_error_handler(HTTPException, handle_http_error)
     app.register_error_handler(Exception, handle_unexpected)
@@ -129,7 +141,8 @@ def handle_unexpected(error: Exception) -> ResponseReturnValue:
 def _json(payload: dict[str, Any]) -> bytes:
     import orjson
 
-    return orjson.dumps(payload)
+    # The details of a bad list item are keyed by its index: ``{"entries": {0: [...]}}``.
+    return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
 
 
 def refuse_nul_characters() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable
+
 from flask import (
     Blueprint,
     abort,
@@ -21,10 +24,10 @@ from web.api import queries
 from web.api.upload_limits import ALLOWANCES, upload_limited
 from web.api.uploads import accept
 from web.extensions import db
-from web.forms import ActionForm, UploadForm
+from web.forms import ActionForm, DeleteBotForm, PlayForm, UploadForm
 from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
-from web.services import runtimes
+from web.services import runtimes, versions
 from web.services.uploads import UploadError
 from web.storage import get_storage
 from web.views.status import version_stage
@@ -61,6 +64,10 @@ def bot(bot_id: int) -> ResponseReturnValue:
         recent=queries.matches(queries.MatchFilter(bot_id=bot_id), 1, 15).items,
         slugs=queries.ladder_slugs(),
         action=ActionForm(),
+        records={r.version_id: r.to_json() for r in versions.records(found)},
+        controls=_is_owner(found),
+        delete_form=DeleteBotForm(),
+        challenges=queries.challenges(None, bot_id, 1, 5).items,
     )
 
 
@@ -118,12 +125,19 @@ def archive(version_id: int) -> ResponseReturnValue:
     version = db.session.get(BotVersion, version_id)
     if version is None or not auth.owns_bot(auth.session_user(), version.bot.owner_id):
         abort(404)
-    path = get_storage().archive_path(version.sha256)
-    if not path.exists():
+    storage = get_storage()
+    try:
+        data = storage.get(storage.archive_key(version.sha256))
+    except FileNotFoundError:
         abort(404)
+    except OSError:
+        abort(503)
     name = f"{version.bot.name}-v{version.number}.bin"
     return send_file(
-        path, as_attachment=True, download_name=name, mimetype="application/octet-stream"
+        io.BytesIO(data),
+        as_attachment=True,
+        download_name=name,
+        mimetype="application/octet-stream",
     )
 
 
@@ -137,3 +151,103 @@ def resume(bot_id: int) -> ResponseReturnValue:
         bot_service.resume(found)
         flash("The bot plays again.", "ok")
     return redirect(url_for("bots.bot", bot_id=bot_id))
+
+
+# --- an owner's control of the bot and its versions -------------------------------------------
+
+
+def _owned(bot_id: int) -> Bot:
+    """The bot, for its owner; 403 for anyone else, 404 if there is none."""
+    found = _bot_or_404(bot_id)
+    user = auth.session_user()
+    if user is None or user.id != found.owner_id:
+        abort(
+            403,
+            description="only the bot's owner can change which version plays, or "
+            "retire or delete it",
+        )
+    return found
+
+
+def _control(bot_id: int, action: Callable[[], object], done: str) -> ResponseReturnValue:
+    try:
+        action()
+    except versions.ControlError as exc:
+        flash(str(exc), "error")
+    else:
+        flash(done, "ok")
+    return redirect(url_for("bots.bot", bot_id=bot_id))
+
+
+@bp.route("/bots/<id:bot_id>/play", methods=["POST"])
+@login_required
+def play(bot_id: int) -> ResponseReturnValue:
+    found = _owned(bot_id)
+    form = PlayForm()
+    if not form.validate_on_submit():
+        flash("that is not a version number", "error")
+        return redirect(url_for("bots.bot", bot_id=bot_id))
+    number = form.number.data
+    done = (
+        f"Version {number} plays the ladders now, and stays until you choose another."
+        if number
+        else "The newest validated version plays now, and each newer one once validated."
+    )
+    return _control(bot_id, lambda: versions.choose(found, number), done)
+
+
+@bp.route("/bots/<id:bot_id>/retire", methods=["POST"])
+@login_required
+def retire(bot_id: int) -> ResponseReturnValue:
+    found = _owned(bot_id)
+    if not ActionForm().validate_on_submit():
+        abort(400)
+    done = "The bot is retired: it plays no ladder match. Choose a version to bring it back."
+    return _control(bot_id, lambda: versions.retire(found), done)
+
+
+@bp.route("/bots/<id:bot_id>/delete", methods=["POST"])
+@login_required
+def delete(bot_id: int) -> ResponseReturnValue:
+    found = _owned(bot_id)
+    form = DeleteBotForm()
+    if not form.validate_on_submit():
+        flash("type the bot's name to delete it", "error")
+        return redirect(url_for("bots.bot", bot_id=bot_id))
+    try:
+        versions.delete_bot(found, form.confirm.data or "")
+    except versions.ControlError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("bots.bot", bot_id=bot_id))
+    flash(f"{found.name} is deleted; its finished matches keep its name.", "ok")
+    return redirect(url_for("users.user", username=found.owner.username))
+
+
+@bp.route("/bots/<id:bot_id>/compare")
+def compare(bot_id: int) -> ResponseReturnValue:
+    """Two versions side by side: rating, win rate, errors, think time."""
+    found = _bot_or_404(bot_id)
+    records = {r.number: r.to_json() for r in versions.records(found)}
+    numbers = sorted(records, reverse=True)
+    a = _number_arg("a", numbers[1] if len(numbers) > 1 else None)
+    b = _number_arg("b", numbers[0] if numbers else None)
+    if (a is not None and a not in records) or (b is not None and b not in records):
+        abort(404, description=f"{found.name} has no such version")
+    return render_template(
+        "compare.html",
+        bot=found,
+        numbers=numbers,
+        a=records.get(a) if a is not None else None,
+        b=records.get(b) if b is not None else None,
+        owner=_is_owner(found),
+    )
+
+
+def _is_owner(found: Bot) -> bool:
+    user = auth.session_user()
+    return user is not None and user.id == found.owner_id
+
+
+def _number_arg(name: str, default: int | None) -> int | None:
+    raw = request.args.get(name, "")
+    return int(raw) if raw.isdigit() and len(raw) < 10 else default

@@ -14,7 +14,7 @@ from web import auth
 from web.api import queries
 from web.api.catalog import game_list
 from web.extensions import db
-from web.models import Bot
+from web.models import Bot, BotStatus
 from web.views.cache import anonymous_cache
 
 bp = Blueprint("home", __name__)
@@ -47,7 +47,7 @@ def index() -> ResponseReturnValue:
     my_bots = (
         db.session.scalars(
             select(Bot)
-            .where(Bot.owner_id == user.id)
+            .where(Bot.owner_id == user.id, Bot.status != BotStatus.DELETED)
             .options(selectinload(Bot.versions))
             .order_by(Bot.name)
         ).all()

@@ -25,7 +25,10 @@ STAGES: dict[VersionStatus, tuple[str, str]] = {
     ),
     VersionStatus.ACTIVE: ("active", "plays on the ladders of its games"),
     VersionStatus.REJECTED: ("rejected", "was refused: see its error and logs below"),
-    VersionStatus.RETIRED: ("retired", "was replaced by a newer version"),
+    VersionStatus.RETIRED: (
+        "retired",
+        "does not play: a newer version does, or the one its owner chose",
+    ),
 }
 """Each version status as a word for the badge and a sentence of what happens now and next."""
 

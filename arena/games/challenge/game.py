@@ -18,6 +18,7 @@ from arena.games.base import (
     JSON,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     Param,
@@ -25,6 +26,7 @@ from arena.games.base import (
     State,
     deal_rng,
     ranking_from_scores,
+    shuffle,
 )
 from arena.games.beating import (
     CHOOSE,
@@ -244,7 +246,7 @@ class ChallengeState(BeatingState):
     def _deal(self) -> None:
         """Deal mirrored hands; both deals of a pair use the same shuffle."""
         deck = cards.pack(self.game.pack_size)
-        deal_rng(self.seed, self._index - self._index % 2).shuffle(deck)
+        shuffle(deal_rng(self.seed, self._index - self._index % 2), deck)
         dealer_hand, opponent_hand = mirrored_deal(deck, self._suits)
         self._hands[self._dealer] = dealer_hand
         self._hands[1 - self._dealer] = opponent_hand
@@ -384,6 +386,9 @@ class ChallengeState(BeatingState):
         return trumps, sides
 
     def full_view(self) -> JSON:
+        return self._view(True)
+
+    def _view(self, events: bool) -> JSON:
         over = self._mode == OVER
         trumps, sides = self._seat_suits()
         return {
@@ -396,10 +401,10 @@ class ChallengeState(BeatingState):
             "mode": MODE_NAMES[self._mode],
             "trumps": trumps,
             "side_suits": sides,
-            "hands": [cards.strs(cards.unmask(h)) for h in self._hands],
+            "hands": [cards.mask_strs(h) for h in self._hands],
             "hand_counts": [h.bit_count() for h in self._hands],
             "pile": cards.strs(self._pile.cards),
-            "history": [self._event_json(e) for e in self._history],
+            "history": [self._event_json(e) for e in self._history] if events else None,
             "points": list(self._points),
             "turns_left": self.game.turn_cap - self._turns,
             "deal_results": [dict(r) for r in self._results],
@@ -407,7 +412,13 @@ class ChallengeState(BeatingState):
 
     def observation(self, seat: int | None) -> JSON:
         """Everything is face up: every seat (and a spectator) sees the whole table."""
-        obs = self.full_view()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self._history, self._event_json)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        obs = self._view(events)
         obs["seat"] = seat
         if seat is not None:
             obs["hand"] = obs["hands"][seat]

@@ -19,6 +19,7 @@ from arena.games.base import (
     TERMINAL,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     IllegalActionError,
@@ -243,29 +244,19 @@ class KozyrBoysState(TrickTakingState):
         led = self.trick.plays[0].card if self.trick.plays else None
         return self.trumps.legal_plays(self.hands[self.to_move], led)
 
-    def _play(self, card: Card) -> None:
-        seat = self.to_move
-        self.hands[seat].remove(card)
-        self.trick.plays.append(Play(seat, card, self.trumps.is_trump(card)))
-        self.history.append({"type": "play", "seat": seat, "card": cards.to_str(card)})
-        if len(self.trick.plays) < PLAYERS:
-            self.to_move = next_seat(seat, PLAYERS)
-        else:
-            self._finish_trick()
-
     def _finish_trick(self) -> None:
-        played = [p.card for p in self.trick.plays]
-        winner = self.trick.plays[self.trumps.winner(played)].seat
-        self.trick.winner = winner
-        trumps = self.trumps
+        trick, trumps = self.trick, self.trumps
+        plays = trick.plays
+        played = [p.card for p in plays]
+        winner = plays[trumps.winner(played)].seat
+        trick.winner = winner
         if trumps.right in played and trumps.left in played:
-            loser = self.trick.plays[played.index(trumps.left)].seat
+            loser = plays[played.index(trumps.left)].seat
             self.captures.append((winner, loser))
-        values = trumps.values
-        points = sum(values[c] for c in played)
+        points = sum(map(trumps.values.__getitem__, played))
         self.history.append({"type": "trick", "winner": winner, "points": points})
-        self.tricks.append(self.trick)
-        self.trick, self.to_move = Trick(winner), winner
+        self.tricks.append(trick)
+        self.trick, self.to_move = Trick(winner, []), winner
         if not self.hands[winner]:
             self._finish_deal()
 
@@ -274,8 +265,9 @@ class KozyrBoysState(TrickTakingState):
     def card_points(self) -> list[int]:
         """Card points taken in tricks so far this deal, per seat (public: tricks are face up)."""
         taken = [0] * PLAYERS
+        values = self.trumps.values
         for t in self.tricks:
-            taken[t.winner] += sum(self.trumps.points(p.card) for p in t.plays)  # type: ignore[index]
+            taken[t.winner] += sum([values[p.card] for p in t.plays])  # type: ignore[index]
         return taken
 
     def deal_record(self) -> DealRecord:
@@ -318,17 +310,31 @@ class KozyrBoysState(TrickTakingState):
         return discard_pairs(self.hands[self.dealer], self.trumps, rule)
 
     def _compute_legal(self) -> list[Action]:
-        if self.phase == DISCARD_PHASE:
-            return sorted(DISCARD + 64 * low + high for low, high in self.legal_pairs())
         if self.phase == PLAY_PHASE:
-            return self.legal_cards()
+            plays = self.trick.plays  # ``legal_cards`` inlined: this runs once per move
+            return self.trumps.legal_plays(
+                self.hands[self.to_move], plays[0].card if plays else None
+            )
+        if self.phase == DISCARD_PHASE:
+            # The pairs come in (low, high) order, so their actions ascend.
+            return [DISCARD + 64 * low + high for low, high in self.legal_pairs()]
         return []
 
     def _apply(self, action: Action) -> None:
+        """Discard a pair, or lay a legal card (the action is the card) for the seat to act."""
         if action >= DISCARD:
             self._discard(divmod(action - DISCARD, 64))
+            return
+        card, seat = action, self.to_move
+        trumps = self.trumps
+        plays = self.trick.plays
+        self.hands[seat].remove(card)
+        plays.append(Play(seat, card, trumps.suits[card] == trumps.suit))
+        self.history.append({"type": "play", "seat": seat, "card": cards.NAMES[card]})
+        if len(plays) < PLAYERS:
+            self.to_move = (seat + 1) % PLAYERS
         else:
-            self._play(action)
+            self._finish_trick()
 
     def _result_detail(self) -> JSON:
         detail: JSON = {"deals": [d.to_json() for d in self.deals]}
@@ -369,7 +375,7 @@ class KozyrBoysState(TrickTakingState):
             mine += self.discards
         return set(cards.strs(c for c in mine if c != self.turned))
 
-    def _public(self) -> JSON:
+    def _public(self, events: bool = True) -> JSON:
         return {
             "game": self.game.name,
             "players": PLAYERS,
@@ -388,12 +394,18 @@ class KozyrBoysState(TrickTakingState):
             "card_points": self.card_points(),
             "scores": list(self.scores),
             "last_deal": self.deals[-1].to_json() if self.deals else None,
-            "history": [dict(e) for e in self.history],
+            "history": [dict(e) for e in self.history] if events else None,
             **({"units": list(self.units)} if self.in_units() else {}),
         }
 
     def observation(self, seat: int | None) -> JSON:
-        obs = self._public()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self.history, dict)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        obs = self._public(events)
         obs["seat"] = seat
         if seat is not None:
             obs["hand"] = hand_strs(self.hands[seat])

@@ -91,7 +91,7 @@ class Trumps:
     def winner(self, played: Sequence[Card]) -> int:
         """Index of the winning card: the highest trump, else the highest of the led suit."""
         suits, strengths = self.suits, self.strengths
-        suit = self.suit if any(suits[c] == self.suit for c in played) else suits[played[0]]
+        suit = self.suit if self.suit in [suits[c] for c in played] else suits[played[0]]
         best = -1
         for i, card in enumerate(played):
             if suits[card] == suit and (best < 0 or strengths[card] > strengths[played[best]]):
@@ -99,12 +99,16 @@ class Trumps:
         return best
 
     def legal_plays(self, hand: Sequence[Card], led: Card | None) -> list[Card]:
-        """Follow the led suit; else play a trump; else anything."""
+        """Follow the led suit; else play a trump; else anything. In the order of ``hand`` (a
+        held hand is ascending, so the plays are too)."""
         if led is None:
-            return sorted(hand)
+            return list(hand)
         suits, want = self.suits, self.suits[led]
         follow = [c for c in hand if suits[c] == want]
-        return sorted(follow or [c for c in hand if suits[c] == self.suit] or hand)
+        if follow:
+            return follow
+        trump = self.suit
+        return [c for c in hand if suits[c] == trump] or list(hand)
 
     def low_key(self, card: Card) -> tuple[int, int, int, int]:
         """Order for "the lowest card": points, then non-trumps first, then rank, then suit."""
@@ -113,17 +117,18 @@ class Trumps:
 
 def discard_pairs(hand: Sequence[Card], trumps: Trumps, rule: str) -> list[tuple[Card, Card]]:
     """The pairs of cards the dealer may discard under ``rule``."""
-    aces = {c for c in hand if cards.rank_of(c) == ACE}
+    no_aces = [c for c in hand if c & 15 != ACE]
+    suits, trump, right, left = trumps.suits, trumps.suit, trumps.right, trumps.left
+    allowed = []
     if rule == "seed":
-        allowed = [c for c in hand if c not in aces and not trumps.is_trump(c)]
-        if len(allowed) < 2:
-            # Too few plain cards: the minor trumps (not a bower, not the ace) become discardable.
-            allowed = [c for c in hand if c not in aces and not trumps.is_bower(c)]
-    else:
-        allowed = [c for c in hand if c not in aces and not trumps.is_bower(c)]
+        allowed = [c for c in no_aces if suits[c] != trump]
+    if len(allowed) < 2:
+        # Under the seed rule with too few plain cards, the minor trumps (not a bower, not the
+        # ace) become discardable; the other rules always allow them.
+        allowed = [c for c in no_aces if c != right and c != left]
     pairs = list(itertools.combinations(sorted(allowed), 2))
     if rule == "one_ten":
-        pairs = [p for p in pairs if not all(cards.rank_of(c) == TEN for c in p)]
+        pairs = [p for p in pairs if not (p[0] & 15 == TEN and p[1] & 15 == TEN)]
     return pairs
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Sequence
+from functools import cache
 from typing import Any
 
 from arena import cards
@@ -23,6 +24,7 @@ from arena.games.base import (
     TERMINAL,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     IllegalActionError,
@@ -31,6 +33,7 @@ from arena.games.base import (
     State,
     deal_rng,
     ranking_from_scores,
+    shuffle,
 )
 from arena.games.svara import actions as svara_actions
 from arena.games.svara.actions import (
@@ -130,6 +133,7 @@ class SvaraState(State):
     """A match of Svara in progress."""
 
     game: Svara
+    fixed_action_json = True
 
     def __init__(self, game: Svara, seed: int) -> None:
         n = game.players
@@ -139,6 +143,7 @@ class SvaraState(State):
         self._ante: int = game.params["ante"]
         self._max: int = game.params["max_stake"]
         self._step: int = game.params["step"]
+        self._showdown_rounds: int = game.params["showdown_rounds"]
         self._chips = Chips.for_seats(n)
         self._deal = 0
         self._dealer = deal_rng(seed, -1).randrange(n)
@@ -146,6 +151,7 @@ class SvaraState(State):
         self._earlier_rounds: list[list[JSON]] = []
         self._last_deal: list[JSON] | None = None
         self._call = SvaraCall()
+        self._legal: list[Action] | None = None
         self._start_deal()
 
     # --- deals --------------------------------------------------------------------------------
@@ -163,19 +169,24 @@ class SvaraState(State):
 
     def _deal_cards(self, participants: Iterable[int]) -> None:
         """Shuffle and deal three cards each, one at a time, from the dealer's left."""
-        order = [s for s in self._clockwise_from_left() if s in set(participants)]
+        dealt = set(participants)
+        order = [s for s in self._clockwise_from_left() if s in dealt]
         pack = cards.pack(self.game.params["pack"])
-        self._rng.shuffle(pack)
+        shuffle(self._rng, pack)
         self._hands: list[list[Card]] = [[] for _ in range(self._n)]
-        for i in range(HAND_SIZE * len(order)):
-            self._hands[order[i % len(order)]].append(pack[i])
-        self._status = [Status.WAITING if s in order else Status.OUT for s in range(self._n)]
+        dealt_in = len(order)
+        # One card at a time around the table: the k-th seat gets cards k, k + m, k + 2m.
+        for k, seat in enumerate(order):
+            self._hands[seat] = pack[k : HAND_SIZE * dealt_in : dealt_in]
+        self._status = [Status.WAITING if s in dealt else Status.OUT for s in range(self._n)]
         self._seen = [False] * self._n
         self._revealed = [False] * self._n
         self._dark_stake: list[int | None] = [None] * self._n
         self._stake = 0
         self._open_turns = [0] * self._n
         self._open_start: list[int] = []
+        # Seats active when open betting began that have not acted since (a show needs none).
+        self._waiting_to_act = 0
         self._phase = Phase.DARK
         self._to_move = order[0]
         self._history.append(
@@ -235,6 +246,7 @@ class SvaraState(State):
         if self._stake == 0:
             self._stake = self._ante
         self._open_start = self._active()
+        self._waiting_to_act = len(self._open_start)
         self._phase = Phase.OPEN
         self._to_move = starter
 
@@ -243,7 +255,7 @@ class SvaraState(State):
 
     def can_show(self) -> bool:
         """Whether a show is legal: everyone active when open betting began has acted since."""
-        return self._phase == Phase.OPEN and all(self._open_turns[s] for s in self._open_start)
+        return self._phase == Phase.OPEN and not self._waiting_to_act
 
     def _apply_open(self, seat: int, action: Action) -> None:
         if action == FOLD:
@@ -264,9 +276,11 @@ class SvaraState(State):
             self._chips.pay(seat, self._stake)
             kind = "call" if action == CALL else "raise"
             self._history.append({"type": kind, "seat": seat, "amount": self._stake})
-        self._open_turns[seat] += 1
+        turns = self._open_turns[seat] = self._open_turns[seat] + 1
+        if turns == 1:
+            self._waiting_to_act -= 1
         following = self._next_in_deal(seat)
-        if self._open_turns[following] >= self.game.params["showdown_rounds"]:
+        if self._open_turns[following] >= self._showdown_rounds:
             self._showdown(auto=True)
         else:
             self._to_move = following
@@ -376,21 +390,30 @@ class SvaraState(State):
         return list(self._hands[seat])
 
     def legal_actions(self) -> list[Action]:
-        if self._phase == Phase.DARK:
-            low = max(self._ante, self._stake)
-            darks = [DARK_BASE + s for s in range(low, self._max + 1, self._step)]
-            return [LOOK, *darks]
-        if self._phase == Phase.OPEN:
-            show = [SHOW] if self.can_show() else []
-            raises = range(self._stake + self._step, self._max + 1, self._step)
-            return [FOLD, CALL, *show, *(RAISE_BASE + x for x in raises)]
-        if self._phase == Phase.SVARA:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal[:]
+
+    def _compute_legal(self) -> list[Action]:
+        """The legal actions, from tables of the bets each stake allows (built once per stake)."""
+        phase = self._phase
+        if phase == Phase.OPEN:
+            bets = _open_bets(self._stake, self._max, self._step)
+            return bets[1] if self.can_show() else bets[0]
+        if phase == Phase.DARK:
+            return _dark_bets(max(self._ante, self._stake), self._max, self._step)
+        if phase == Phase.SVARA:
             return [JOIN, DECLINE]
         return []
 
     def apply_action(self, action: Action) -> None:
-        if action not in self.legal_actions():
+        legal = self._legal
+        if legal is None:
+            legal = self._compute_legal()
+        if action not in legal:
             raise IllegalActionError(f"action {action!r} is not legal now")
+        self._legal = None
         seat = self._to_move
         if self._phase == Phase.DARK:
             if action == LOOK:
@@ -441,7 +464,7 @@ class SvaraState(State):
             "open_turns": self._open_turns[seat],
         }
 
-    def _public_view(self) -> JSON:
+    def _public_view(self, events: bool = True) -> JSON:
         to_move = None if self._to_move == TERMINAL else self._to_move
         view: JSON = {
             "game": "svara",
@@ -459,7 +482,7 @@ class SvaraState(State):
             "players": [self._seat_view(s) for s in range(self._n)],
             "balances": list(self._chips.balances),
             "scores": list(self._chips.balances),
-            "history": list(self._history),
+            "history": list(self._history) if events else None,
             "earlier_rounds": [list(events) for events in self._earlier_rounds],
             "last_deal": self._last_deal,
         }
@@ -469,7 +492,13 @@ class SvaraState(State):
         return view
 
     def observation(self, seat: int | None) -> JSON:
-        view = self._public_view()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self._history, dict)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        view = self._public_view(events)
         if seat is not None:
             seen = self._seen[seat]
             hand = cards.sort_hand(self._hands[seat]) if seen else []
@@ -516,9 +545,24 @@ class SvaraState(State):
         if [len(h) for h in parsed] != [len(h) for h in self._hands]:
             raise IllegalActionError("rigged hands must match who is dealt in")
         self._hands = parsed
+        self._legal = None
         if dealer is not None:
             self._dealer = dealer
             self._history[-1]["dealer"] = dealer
             order = [s for s in self._clockwise_from_left() if self._status[s] != Status.OUT]
             self._history[-1]["players"] = order
             self._to_move = order[0]
+
+
+@cache
+def _dark_bets(low: int, high: int, step: int) -> list[Action]:
+    """Look, or go dark at any stake from ``low`` to ``high`` (shared: callers copy it)."""
+    return [LOOK, *(DARK_BASE + s for s in range(low, high + 1, step))]
+
+
+@cache
+def _open_bets(stake: int, high: int, step: int) -> tuple[list[Action], list[Action]]:
+    """Fold, call and the raises above ``stake``: without and with the show (shared: callers
+    copy them)."""
+    raises = [RAISE_BASE + x for x in range(stake + step, high + 1, step)]
+    return [FOLD, CALL, *raises], [FOLD, CALL, SHOW, *raises]

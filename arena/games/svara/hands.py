@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from arena import cards
 from arena.cards import ACE, Card
@@ -96,6 +97,12 @@ def hand_value(hand: Sequence[Card], rules: HandRules = CLASSIC) -> int:
     >>> hand_value([cards.parse(c) for c in ("6C", "KH", "QH")])
     62
     """
+    return _value(tuple(sorted(hand)), rules)
+
+
+@lru_cache(maxsize=1 << 16)
+def _value(hand: tuple[Card, ...], rules: HandRules) -> int:
+    """The value of a sorted hand; remembered, since a pack makes only thousands of hands."""
     return max(_triple_total(hand, rules), _pair_value(hand, rules), _suit_total(hand, rules))
 
 

@@ -22,6 +22,7 @@ from arena.games.base import (
     JSON,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     IllegalActionError,
@@ -30,6 +31,7 @@ from arena.games.base import (
     State,
     deal_rng,
     ranking_from_scores,
+    shuffle,
 )
 from arena.games.beating import (
     BEAT,
@@ -220,7 +222,7 @@ class SvoiKozyriState(BeatingState):
         n = self._n
         rng = deal_rng(self.seed, self._index)
         deck = cards.pack(PACK_SIZE)
-        rng.shuffle(deck)
+        shuffle(rng, deck)
         if first:
             self._dealer = rng.randrange(n)
         self._hands = [0] * n
@@ -312,7 +314,9 @@ class SvoiKozyriState(BeatingState):
         hand = self._hands[seat] ^ (1 << card)
         self._hands[seat] = hand
         self._known[seat] &= hand
-        self._pile.push(card)
+        pile = self._pile  # ``Pile.push`` inlined: this runs for most moves
+        pile.cards.append(card)
+        pile.key = pile.key << 6 | card
         self._history.append((kind, seat, card))
         if not hand and self._goes_out(seat):
             return
@@ -323,7 +327,11 @@ class SvoiKozyriState(BeatingState):
             self._mode = EXIT
         else:
             self._mode = RESPOND
-        self._to_move = self._next_active(seat)
+        n, active = self._n, self._active  # ``_next_active`` inlined
+        nxt = (seat + 1) % n
+        while not active[nxt]:
+            nxt = (nxt + 1) % n
+        self._to_move = nxt
 
     def _pick_up(self, seat: int) -> None:
         pile = self._pile
@@ -374,11 +382,15 @@ class SvoiKozyriState(BeatingState):
 
     def _guard_deal(self) -> None:
         """End the deal at the turn cap or on the third occurrence of a position."""
-        self._turns += 1
-        if self._turns >= self.game.turn_cap:
+        turns = self._turns = self._turns + 1
+        if turns >= self.game.turn_cap:
             self._end_by_counts("turn_cap")
             return
-        if self._note_position() >= 3:
+        # ``_note_position`` inlined: this runs after nearly every move.
+        key = (self._pile.key, self._to_move, self._mode, *self._hands)
+        seen = self._seen
+        count = seen[key] = seen.get(key, 0) + 1
+        if count >= 3:
             self._end_by_counts("repetition")
 
     def _end_by_counts(self, reason: str) -> None:
@@ -428,7 +440,7 @@ class SvoiKozyriState(BeatingState):
             return {"type": "choose_trump", "seat": seat, "suit": cards.SUITS[event[2]]}
         return {"type": "out", "seat": seat}
 
-    def _public(self) -> JSON:
+    def _public(self, events: bool = True) -> JSON:
         over = self._mode == OVER
         return {
             "game": SPEC.name,
@@ -442,19 +454,25 @@ class SvoiKozyriState(BeatingState):
             "hand_counts": [h.bit_count() for h in self._hands],
             "active": list(self._active),
             "pile": cards.strs(self._pile.cards),
-            "known": [cards.strs(cards.unmask(k)) for k in self._known],
-            "history": [self._event_json(e) for e in self._history],
+            "known": [cards.mask_strs(k) for k in self._known],
+            "history": [self._event_json(e) for e in self._history] if events else None,
             "fools": list(self._fools),
             "turns_left": self.game.turn_cap - self._turns,
             "deal_results": [dict(r) for r in self._results],
         }
 
     def observation(self, seat: int | None) -> JSON:
-        obs = self._public()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self._history, self._event_json)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        obs = self._public(events)
         obs["seat"] = seat
         if seat is not None:
             hidden = self._mode == CHOOSE
-            obs["hand"] = [] if hidden else cards.strs(cards.unmask(self._hands[seat]))
+            obs["hand"] = [] if hidden else cards.mask_strs(self._hands[seat])
         return obs
 
     def full_view(self) -> JSON:

@@ -8,6 +8,7 @@ chooses a trump suit, then the hands are played out trick by trick.
 from __future__ import annotations
 
 import random
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from arena.games.base import (
     TERMINAL,
     Action,
     ConfigError,
+    EventLog,
     Game,
     GameSpec,
     IllegalActionError,
@@ -86,10 +88,8 @@ class SvoiKozyriTricks(Game):
     def validate(self) -> None:
         if self.params["teams"] and self.players != 4:
             raise ConfigError("svoi-kozyri-tricks with teams is for exactly 4 players")
-
-    @property
-    def teams(self) -> bool:
-        return bool(self.params["teams"])
+        self.flag_on_use: bool = self.params["reveal"] == "on_use"
+        self.teams: bool = bool(self.params["teams"])  # two teams of partners sitting opposite
 
     def units(self) -> list[list[int]]:
         """The scoring units: partners opposite with teams, otherwise every seat alone."""
@@ -189,20 +189,21 @@ class TricksState(TrickTakingState):
         return self.game.players
 
     def _deal(self) -> None:
-        n = self.players
+        n = self.game.players
         self.dealer = (self.deal_no + n - 1) % n
         deck = shuffled_pack(PACK_SIZE, deal_rng(self.seed, self.deal_no))
-        size = self.game.hand_size()
+        size = PACK_SIZE // n
         order = seats_from(next_seat(self.dealer, n), n)
-        self.hands = [[] for _ in range(n)]
+        hands: list[list[Card]] = [[]] * n
         for i, seat in enumerate(order):
-            self.hands[seat] = sorted(deck[i * size : (i + 1) * size])
+            hands[seat] = sorted(deck[i * size : (i + 1) * size])
+        self.hands = hands
         self.dead = deck[-1] if n * size < PACK_SIZE else None
         self.trumps = [None] * n
         self.revealed = [False] * n
-        self.choosers = self._choosers()
+        self.choosers = order[:2] if self.game.teams else order[:]  # as ``_choosers`` gives
         self.phase, self.to_move = CHOOSE_PHASE, self.choosers[0]
-        self.trick, self.trumping, self.tricks = Trick(order[0]), [], []
+        self.trick, self.trumping, self.tricks = Trick(order[0], []), [], []
         self.history = [{"type": "deal", "deal": self.deal_no, "dealer": self.dealer}]
 
     def _choosers(self) -> list[int]:
@@ -240,11 +241,14 @@ class TricksState(TrickTakingState):
         return cards.suit_of(self.trick.plays[0].card) if self.trick.plays else None
 
     def legal_cards(self, seat: int) -> list[Card]:
-        """Follow the led suit if you can; otherwise any card."""
+        """Follow the led suit if you can; otherwise any card (ascending, as hands are held)."""
         hand = self.hands[seat]
-        led = self.led_suit()
-        follow = [c for c in hand if cards.suit_of(c) == led]
-        return follow or list(hand)
+        plays = self.trick.plays
+        if not plays:
+            return hand[:]
+        # A held hand is ascending and a suit's cards are consecutive numbers: one slice.
+        led = plays[0].card & ~15
+        return hand[bisect_left(hand, led) : bisect_left(hand, led + 16)] or hand[:]
 
     def is_trumping(self, seat: int, card: Card) -> bool:
         """A card trumps when it is of the player's trump, off the led suit, and they are void."""
@@ -252,21 +256,6 @@ class TricksState(TrickTakingState):
         if led is None or cards.suit_of(card) != self.trumps[seat] or card_suit_is(card, led):
             return False
         return not any(cards.suit_of(c) == led for c in self.hands[seat])
-
-    def _play(self, card: Card) -> None:
-        seat = self.to_move
-        trumps = self.is_trumping(seat, card)
-        flagged = trumps and self.game.params["reveal"] == "on_use"
-        self.hands[seat].remove(card)
-        self.trick.plays.append(Play(seat, card, flagged))
-        self.trumping.append(trumps)
-        self.history.append({"type": "play", "seat": seat, "card": cards.to_str(card)})
-        if flagged:
-            self._reveal(seat)
-        if len(self.trick.plays) < self.players:
-            self.to_move = next_seat(seat, self.players)
-        else:
-            self._finish_trick()
 
     def _reveal(self, seat: int) -> None:
         """Make ``seat``'s trump (and, with teams, the partner's: the same suit) public."""
@@ -278,17 +267,19 @@ class TricksState(TrickTakingState):
                 self.history.append({"type": "reveal", "seat": who, "suit": suit})
 
     def _finish_trick(self) -> None:
-        index = trick_winner([p.card for p in self.trick.plays], self.trumping)
-        win = self.trick.plays[index]
-        self.trick.winner = win.seat
-        if self.trumping[index] and not win.flagged:
+        trick, trumping = self.trick, self.trumping
+        plays = trick.plays
+        index = trick_winner([p.card for p in plays], trumping)
+        win = plays[index]
+        seat = trick.winner = win.seat
+        if trumping[index] and not win.flagged:
             win.flagged = True
-            self._reveal(win.seat)
-        self.history.append({"type": "trick", "winner": win.seat})
-        self.tricks.append(self.trick)
-        self.trick, self.trumping = Trick(win.seat), []
-        self.to_move = win.seat
-        if not self.hands[win.seat]:
+            self._reveal(seat)
+        self.history.append({"type": "trick", "winner": seat})
+        self.tricks.append(trick)
+        self.trick, self.trumping = Trick(seat, []), []
+        self.to_move = seat
+        if not self.hands[seat]:
             self._finish_deal()
 
     # ---- scoring ---------------------------------------------------------------------------
@@ -318,17 +309,43 @@ class TricksState(TrickTakingState):
     # ---- the State API ----------------------------------------------------------------------
 
     def _compute_legal(self) -> list[Action]:
-        if self.phase == CHOOSE_PHASE:
-            return [CHOOSE + suit for suit in range(4)]
-        if self.phase == PLAY_PHASE:
-            return sorted(self.legal_cards(self.to_move))
+        phase = self.phase
+        if phase == PLAY_PHASE:
+            # ``legal_cards`` inlined: this runs once per move.
+            hand = self.hands[self.to_move]
+            plays = self.trick.plays
+            if not plays:
+                return hand[:]
+            led = plays[0].card & ~15
+            return hand[bisect_left(hand, led) : bisect_left(hand, led + 16)] or hand[:]
+        if phase == CHOOSE_PHASE:
+            return list(_CHOICES)
         return []
 
     def _apply(self, action: Action) -> None:
+        """Choose a trump, or lay a legal card (the action is the card) for the seat to act."""
         if action >= CHOOSE:
             self._choose(action - CHOOSE)
+            return
+        card, seat = action, self.to_move
+        plays = self.trick.plays
+        suit = card >> 4
+        # ``is_trumping`` without the void test: a legal card off the led suit proves the void.
+        trumps = False
+        if plays:
+            trumps = suit != plays[0].card >> 4 and suit == self.trumps[seat]
+        flagged = trumps and self.game.flag_on_use
+        self.hands[seat].remove(card)
+        plays.append(Play(seat, card, flagged))
+        self.trumping.append(trumps)
+        self.history.append({"type": "play", "seat": seat, "card": cards.NAMES[card]})
+        if flagged:
+            self._reveal(seat)
+        players = self.game.players
+        if len(plays) < players:
+            self.to_move = (seat + 1) % players
         else:
-            self._play(action)
+            self._finish_trick()
 
     def _result_detail(self) -> JSON:
         return {"deals": self.deal_no + 1, "target": self.game.params["target"]}
@@ -372,7 +389,7 @@ class TricksState(TrickTakingState):
             if t is not None and known[s] is None
         }
 
-    def _public(self) -> JSON:
+    def _public(self, events: bool = True) -> JSON:
         return {
             "game": self.game.name,
             "players": self.players,
@@ -389,11 +406,17 @@ class TricksState(TrickTakingState):
             "target": self.game.params["target"],
             "teams": self.game.units() if self.game.teams else None,
             "last_deal": self.last_deal.to_json() if self.last_deal else None,
-            "history": [dict(e) for e in self.history],
+            "history": [dict(e) for e in self.history] if events else None,
         }
 
     def observation(self, seat: int | None) -> JSON:
-        obs = self._public()
+        return self._observation(seat, True)
+
+    def observation_parts(self, seat: int | None) -> tuple[JSON, EventLog]:
+        return self._observation(seat, False), EventLog(self.history, dict)
+
+    def _observation(self, seat: int | None, events: bool) -> JSON:
+        obs = self._public(events)
         obs["seat"] = seat
         obs["trumps"] = self.known_trumps(seat)
         if seat is not None:
@@ -415,6 +438,10 @@ class TricksState(TrickTakingState):
         return view
 
 
+_CHOICES = tuple(CHOOSE + suit for suit in range(4))
+"""The trump choices: every suit, whatever others chose."""
+
+
 def deal_points(won: Sequence[int], units: Sequence[Sequence[int]]) -> list[int]:
     """Points per seat for a deal: a point per trick of the seat's unit (the seat, or its team),
     plus one for the unit that took more than half of the tricks."""
@@ -433,11 +460,17 @@ def card_suit_is(card: Card, suit: Suit) -> bool:
 def trick_winner(played: Sequence[Card], trumping: Sequence[bool]) -> int:
     """Index of the winning play: the highest trumping card (earliest among equal ranks),
     otherwise the highest card of the led suit."""
-    contenders = [i for i, t in enumerate(trumping) if t]
-    if not contenders:
-        led = cards.suit_of(played[0])
-        contenders = [i for i, c in enumerate(played) if cards.suit_of(c) == led]
-    return max(contenders, key=lambda i: (cards.rank_of(played[i]), -i))
+    best, rank = -1, -1
+    if True in trumping:
+        for i, card in enumerate(played):
+            if trumping[i] and card & 15 > rank:
+                best, rank = i, card & 15
+        return best
+    led = played[0] >> 4
+    for i, card in enumerate(played):
+        if card >> 4 == led and card & 15 > rank:
+            best, rank = i, card & 15
+    return best
 
 
 def lowest_key(card: Card) -> tuple[int, int]:

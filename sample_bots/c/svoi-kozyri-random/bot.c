@@ -2,9 +2,11 @@
  *
  * Each message is one line of JSON. Beyond that it relies on how the referee writes them
  * today, which the protocol does not promise: compact, with "type" as the first key and a
- * request's "id" before its observation. A bot meant to last should use a JSON parser. An
- * answer names the chosen action by its index in "legal_actions", so counting the objects in
- * that array is all the parsing this bot needs.
+ * request's "id" before its observation (or delta). A bot meant to last should use a JSON
+ * parser. An answer names the chosen action by its index in "legal_actions", so counting the
+ * objects in that array is all the parsing this bot needs. It reads nothing of the
+ * observation, so it asks for observations as deltas ("observations":"delta" in ready): each
+ * request is then a few hundred bytes to scan instead of kilobytes.
  * Built by `build` in bot.toml; logs go to stderr, stdout carries only protocol lines.
  */
 #include <stdint.h>
@@ -66,7 +68,8 @@ int main(void) {
     while (getline(&line, &size, stdin) > 0) {
         if (has_type(line, "hello")) {
             rng_state += (uint64_t)int_after(line, "seat", 0) * 0x100000001B3ULL;
-            printf("{\"type\":\"ready\",\"protocol\":1,\"name\":\"random (C)\"}\n");
+            printf("{\"type\":\"ready\",\"protocol\":1,\"name\":\"random (C)\","
+                   "\"observations\":\"delta\"}\n");
         } else if (has_type(line, "request")) {
             long id = int_after(line, "id", 0); /* the request's id precedes its observation */
             int choices = count_legal_actions(line);

@@ -3,6 +3,9 @@
 // Subclass Bot, implement choose(), and call run(new MyBot()). The kit speaks protocol v1: it
 // answers hello with ready, turns every request into a call to choose() and sends the answer,
 // and exits on shutdown. stdout belongs to the protocol: log with log(), which writes to stderr.
+// It asks the referee for observations as deltas (only what changed since the last one) and
+// rebuilds the whole observation from them, so choose() sees exactly what the referee would send
+// whole; set this.observations = "full" in your constructor to be sent every one whole instead.
 // On the platform your bot is frozen between its turns (workers and child processes too): do
 // all thinking inside choose(), and measure time from the request.
 //
@@ -40,6 +43,8 @@ function beats(card, top, trump) {
 class Bot {
   constructor() {
     this.name = null; // sent in ready
+    this.observations = Bot.observations; // "delta" (rebuilt by the kit) or "full"
+    this.kept = {}; // the last whole observation, which the next delta builds on
     this.hello = {};
     this.seat = 0;
     this.debug = null; // set in choose() to attach a note to the answer
@@ -56,18 +61,58 @@ class Bot {
   onMatchEnd(message) {}
 }
 
+Bot.observations = "delta";
+
+/**
+ * Bring observation (the last one received, or {}) up to date with delta, in place: keys in
+ * drop go, keys in set take their new value, lists in append grow by the items given.
+ */
+function applyDelta(observation, delta) {
+  for (const key of delta.drop || []) delete observation[key];
+  Object.assign(observation, delta.set || {});
+  for (const [key, items] of Object.entries(delta.append || {})) {
+    const list = observation[key];
+    for (const item of items) list.push(item);
+  }
+  return observation;
+}
+
+/**
+ * The whole observation a request or deal_end carries, whole or as a delta. The bot gets a copy
+ * (its top-level arrays and objects too), so changing it cannot spoil the kit's own.
+ */
+function observationOf(bot, message) {
+  if ("delta" in message) applyDelta(bot.kept, message.delta);
+  else bot.kept = message.observation;
+  const copy = {};
+  for (const [key, value] of Object.entries(bot.kept)) {
+    if (Array.isArray(value)) copy[key] = value.slice();
+    else if (value !== null && typeof value === "object") copy[key] = { ...value };
+    else copy[key] = value;
+  }
+  return copy;
+}
+
 function send(message) {
   process.stdout.write(JSON.stringify(message) + "\n");
 }
 
 function answer(bot, request) {
   bot.debug = null;
+  request.observation = observationOf(bot, request);
   const choice = bot.choose(request.observation, request.legal_actions);
   const reply = { type: "action", id: request.id };
   if (Number.isInteger(choice)) reply.index = choice;
   else reply.action = choice;
   if (bot.debug) reply.debug = String(bot.debug);
   return reply;
+}
+
+function ready(bot) {
+  const message = { type: "ready", protocol: PROTOCOL_VERSION };
+  if (bot.name) message.name = bot.name;
+  if (bot.observations !== "full") message.observations = bot.observations;
+  return message;
 }
 
 /** React to one referee message; false when the bot should exit. */
@@ -77,8 +122,7 @@ function handle(bot, message) {
       bot.hello = message;
       bot.seat = message.seat;
       bot.onHello(message);
-      send(bot.name ? { type: "ready", protocol: PROTOCOL_VERSION, name: bot.name }
-                    : { type: "ready", protocol: PROTOCOL_VERSION });
+      send(ready(bot));
       break;
     case "request":
       send(answer(bot, message));
@@ -87,6 +131,7 @@ function handle(bot, message) {
       bot.onError(message);
       break;
     case "deal_end":
+      message.observation = observationOf(bot, message);
       bot.onDealEnd(message);
       break;
     case "match_end":
@@ -109,4 +154,4 @@ function run(bot) {
   });
 }
 
-module.exports = { Bot, run, log, rank, suit, beats, PROTOCOL_VERSION };
+module.exports = { Bot, run, log, rank, suit, beats, applyDelta, PROTOCOL_VERSION };

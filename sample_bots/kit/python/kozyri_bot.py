@@ -2,9 +2,13 @@
 
 Subclass ``Bot``, implement ``choose`` and call ``run(MyBot())``. The kit speaks protocol v1 for
 you: it answers ``hello`` with ``ready``, turns every ``request`` into a call to ``choose`` and
-sends the answer, and exits on ``shutdown``. stdout belongs to the protocol: log with ``log()``,
-which writes to stderr. On the platform your bot is frozen between its turns (threads and child
-processes too): do all thinking inside ``choose``, and measure time from the request.
+sends the answer, and exits on ``shutdown``. It asks the referee for observations as deltas (only
+what changed since the last one, much less to read in a long deal) and rebuilds the whole
+observation from them, so ``choose`` sees exactly what the referee would send whole; set
+``observations = "full"`` on your bot to be sent every observation whole instead. stdout
+belongs to the protocol: log with ``log()``, which writes to stderr. On the platform your bot
+is frozen between its turns (threads and child processes too): do all thinking inside
+``choose``, and measure time from the request.
 
     from kozyri_bot import Bot, run
 
@@ -80,6 +84,8 @@ class Bot:
 
     name: str | None = None
     """Sent in ``ready``; shown next to the manifest name."""
+    observations = "delta"
+    """How the referee sends observations: ``delta`` (the kit rebuilds each one) or ``full``."""
 
     def __init__(self) -> None:
         self.hello: dict[str, Any] = {}
@@ -89,6 +95,7 @@ class Bot:
         """Your random numbers: seeded from your seat and the first position you are asked
         about, so the same deal brings the same moves (a repeated match plays the same)."""
         self._seeded = False
+        self._observation: dict[str, Any] = {}
 
     def on_hello(self, hello: dict[str, Any]) -> None:
         """The match starts: game, params, players, your seat, the time limits."""
@@ -108,6 +115,34 @@ class Bot:
         """The match is over; ``message["place"]`` is your place (1 is best)."""
 
 
+def apply_delta(observation: dict[str, Any], delta: dict[str, Any]) -> dict[str, Any]:
+    """Bring ``observation`` (the last one received, or ``{}``) up to date with ``delta``, in
+    place: keys in ``drop`` go, keys in ``set`` take their new value, lists in ``append`` grow
+    by the items given."""
+    for key in delta.get("drop", ()):
+        observation.pop(key, None)
+    observation.update(delta.get("set", {}))
+    for key, items in delta.get("append", {}).items():
+        observation[key].extend(items)
+    return observation
+
+
+def _observation(bot: Bot, message: dict[str, Any]) -> dict[str, Any]:
+    """The whole observation a ``request`` or ``deal_end`` carries, whole or as a delta.
+
+    The bot gets a copy (its top-level lists and objects too), so changing it in ``choose``
+    cannot spoil the kit's own copy, which the next delta builds on.
+    """
+    if "delta" in message:
+        apply_delta(bot._observation, message["delta"])
+    else:
+        bot._observation = message["observation"]
+    return {
+        key: value.copy() if isinstance(value, (list, dict)) else value
+        for key, value in bot._observation.items()
+    }
+
+
 def _send(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
     sys.stdout.flush()
@@ -115,10 +150,11 @@ def _send(message: dict[str, Any]) -> None:
 
 def _answer(bot: Bot, request: dict[str, Any]) -> dict[str, Any]:
     bot.debug = None
+    observation = request["observation"] = _observation(bot, request)
     if not bot._seeded:
-        bot.rng.seed(json.dumps([bot.seat, request["observation"]], sort_keys=True))
+        bot.rng.seed(json.dumps([bot.seat, observation], sort_keys=True))
         bot._seeded = True
-    choice = bot.choose(request["observation"], request["legal_actions"])
+    choice = bot.choose(observation, request["legal_actions"])
     reply: dict[str, Any] = {"type": "action", "id": request["id"]}
     if isinstance(choice, int) and not isinstance(choice, bool):
         reply["index"] = choice
@@ -138,12 +174,15 @@ def handle(bot: Bot, message: dict[str, Any]) -> bool:
         ready: dict[str, Any] = {"type": "ready", "protocol": PROTOCOL_VERSION}
         if bot.name:
             ready["name"] = bot.name
+        if bot.observations != "full":
+            ready["observations"] = bot.observations
         _send(ready)
     elif kind == "request":
         _send(_answer(bot, message))
     elif kind == "error":
         bot.on_error(message)
     elif kind == "deal_end":
+        message["observation"] = _observation(bot, message)
         bot.on_deal_end(message)
     elif kind == "match_end":
         bot.on_match_end(message)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from arena.games import make_game
-from arena.games.base import ConfigError, Param
+from arena.games.base import ConfigError, Param, deal_rng, shuffle
 
 WORD = Param("seating", "seat", "who picks trumps", kind="str", choices=("seat", "choose"))
 COUNT = Param("pickup", 3, "cards taken", minimum=1, maximum=6, choices=("all",))
@@ -41,3 +41,20 @@ def test_a_wrong_table_size_names_the_sizes_that_fit() -> None:
         make_game("challenge", 3)
     with pytest.raises(ConfigError, match=r"^svoi-kozyri is for 2-4 players, not 9$"):
         make_game("svoi-kozyri", 9)
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 24, 32, 36, 40, 64, 129])
+def test_shuffle_gives_the_order_of_random_shuffle(size: int) -> None:
+    for seed in range(40):
+        mine, theirs = list(range(size)), list(range(size))
+        shuffle(deal_rng(seed, size), mine)
+        deal_rng(seed, size).shuffle(theirs)
+        assert mine == theirs
+
+
+def test_shuffle_leaves_the_generator_where_random_shuffle_does() -> None:
+    for seed in range(200):
+        mine, theirs = deal_rng(seed, 0), deal_rng(seed, 0)
+        shuffle(mine, list(range(36)))
+        theirs.shuffle(list(range(36)))
+        assert mine.getstate() == theirs.getstate()

@@ -193,6 +193,8 @@ def test_a_match_given_back_for_the_storage_looks_again_in_seconds_not_after_its
 
 
 def test_the_storage_probe_writes_and_removes_a_file(pg_app: Flask, tmp_path: Path) -> None:
-    assert attempts.storage_answers(tmp_path)
+    from web.storage.folder import FolderStorage
+
+    assert FolderStorage(tmp_path).answers()
     assert list(tmp_path.iterdir()) == []
-    assert not attempts.storage_answers(tmp_path / "gone")
+    assert not FolderStorage(tmp_path / "gone").answers()

@@ -17,7 +17,9 @@ S = VersionStatus
 
 def test_the_table_of_moves_covers_every_status_and_ends_in_rejected_or_retired() -> None:
     assert set(lifecycle.MOVES) == set(S)
-    assert lifecycle.MOVES[S.REJECTED] == lifecycle.MOVES[S.RETIRED] == frozenset()
+    assert lifecycle.MOVES[S.REJECTED] == frozenset()
+    # A retired version passed validation: only its owner's choice brings it back to play.
+    assert lifecycle.MOVES[S.RETIRED] == frozenset({S.ACTIVE})
     reachable, todo = {S.UPLOADED}, [S.UPLOADED]
     while todo:
         for nxt in lifecycle.MOVES[todo.pop()] - reachable:
@@ -28,7 +30,12 @@ def test_the_table_of_moves_covers_every_status_and_ends_in_rejected_or_retired(
 
 @pytest.mark.parametrize(
     ("start", "to"),
-    [(S.REJECTED, S.ACTIVE), (S.RETIRED, S.ACTIVE), (S.UPLOADED, S.ACTIVE), (S.ACTIVE, S.BUILDING)],
+    [
+        (S.REJECTED, S.ACTIVE),
+        (S.RETIRED, S.BUILDING),
+        (S.UPLOADED, S.ACTIVE),
+        (S.ACTIVE, S.UPLOADED),
+    ],
 )
 def test_a_move_the_table_does_not_allow_is_refused(start: S, to: S) -> None:
     version = BotVersion(id=7, status=start)

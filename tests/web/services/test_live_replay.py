@@ -190,16 +190,16 @@ def test_the_live_file_is_throttled_pointed_at_and_withdrawn(
     live = play.LiveReplay(match_id, attempt, row(match_id).game_config, SEED, [])
     for seat in (0, 1, 0, 1):
         live.on_step(None, step(seat))
-    stored = orjson.loads(live.path.read_bytes())
+    stored = orjson.loads(live.storage.get(live.relative))
     assert len(stored["steps"]) == 1, "only the first step is written within a second"
     assert stored["partial"] is True and stored["seed"] == SEED
     assert stored["game"]["game"] == "challenge" and "result" not in stored
     assert row(match_id).replay_path == live.relative
     monkeypatch.setattr(play, "LIVE_REPLAY_EVERY", 0.0)
     live.on_step(None, step(0))
-    assert len(orjson.loads(live.path.read_bytes())["steps"]) == 5
+    assert len(orjson.loads(live.storage.get(live.relative))["steps"]) == 5
     live.withdraw()
-    assert row(match_id).replay_path is None and not live.path.exists()
+    assert row(match_id).replay_path is None and not live.storage.exists(live.relative)
 
 
 def test_a_lost_claim_neither_points_at_nor_removes_another_attempts_file(
@@ -213,4 +213,5 @@ def test_a_lost_claim_neither_points_at_nor_removes_another_attempts_file(
     current.on_step(None, step(1))
     stale.withdraw()
     stale.discard()
-    assert row(match_id).replay_path == current.relative and current.path.exists()
+    assert row(match_id).replay_path == current.relative
+    assert current.storage.exists(current.relative)

@@ -174,8 +174,7 @@ def record(seed: int, players: int = 2) -> dict[str, Any]:
 def _store(replay: dict[str, Any]) -> str:
     from web.storage import get_storage
 
-    storage = get_storage()
-    return storage.relative(storage.put_replay(orjson.dumps(replay)))
+    return get_storage().put_replay(orjson.dumps(replay))
 
 
 def _match(ladder: Any, versions: list[Any], seed: int, status: Any) -> Any:

@@ -131,8 +131,9 @@ def test_rating_history(client: FlaskClient, world: World) -> None:
     bot = world.bots[0].id
     body = client.get(f"/api/v1/bots/{bot}/ratings?ladder={world.ladder.slug}").get_json()
     [point] = body["data"]
-    when, shown, mu, sigma = point
+    when, shown, mu, sigma, version = point
     assert when.endswith("Z") and abs(shown - (mu - 3 * sigma)) < 0.01
+    assert version == 1, "the number of the version that played the match"
     assert client.get(f"/api/v1/bots/{bot}/ratings").get_json()["data"] == body["data"]
     assert client.get(f"/api/v1/bots/{bot}/ratings?ladder=nope").status_code == 404
 

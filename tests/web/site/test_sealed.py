@@ -129,6 +129,7 @@ def every_url(app: Flask, world: World, group: Group) -> list[str]:
         "username": ["alice", "mallory"],
         "tournament_id": [group.tournament.id] if group.tournament else [],
         "name": [GAME],
+        "challenge_id": [_challenge_of(world, group)],
     }
     adapter = app.url_map.bind("localhost")
     urls = []
@@ -150,6 +151,22 @@ def every_url(app: Flask, world: World, group: Group) -> list[str]:
         urls += [f"/api/v1/matches?tournament={group.tournament.id}"]
         urls += [f"/matches?tournament={group.tournament.id}"]
     return urls
+
+
+def _challenge_of(world: World, group: Group) -> int:
+    """A challenge holding the group's matches: its pages must keep the deal sealed too."""
+    from web.extensions import db
+    from web.models import Challenge
+
+    challenge = Challenge(
+        user_id=world.owner.id, ladder_id=world.ladder.id, entries=[v.id for v in world.versions]
+    )
+    db.session.add(challenge)
+    db.session.flush()
+    for match in group.matches:
+        match.challenge_id = challenge.id
+    db.session.commit()
+    return challenge.id
 
 
 def deal_cards(replay: dict[str, Any]) -> set[str]:
@@ -457,7 +474,7 @@ REPLAY_READERS = {
     "web/services/play.py",  # the worker writes it
     "web/views/matches.py",  # whether the page hosts the viewer (after the check)
     "web/models.py",
-    "web/storage.py",
+    "web/storage/__init__.py",
 }
 NOT_A_MATCH_SEED = re.compile(r"(tournament|form|self|Match)\.seed\b")
 

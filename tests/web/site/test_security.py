@@ -197,11 +197,11 @@ def test_script_in_names_and_debug_text_is_escaped(client: FlaskClient, world: W
 def test_debug_text_with_script_stays_json(client: FlaskClient, world: World) -> None:
     from web.storage import get_storage
 
-    path = get_storage().resolve(world.finished.replay_path)
-    doc = orjson.loads(path.read_bytes())
+    storage, key = get_storage(), world.finished.replay_path
+    doc = orjson.loads(storage.read(key))
     first = next(i for i, step in enumerate(doc["steps"]) if step["seat"] == 0)
     doc["steps"][first]["debug"] = SCRIPT
-    path.write_bytes(orjson.dumps(doc))
+    storage.write(key, orjson.dumps(doc))
     from web.api import replays
 
     replays.forget()

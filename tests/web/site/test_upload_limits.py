@@ -1,6 +1,6 @@
-"""Two upload allowances per address, shared by the upload page and the API: accepted uploads,
-and (a larger one) uploads refused for the author's own mistake. The 429 says which one ran
-out and when it resets; the upload page states both."""
+"""Two upload allowances per author (the account, not the address), shared by the upload page
+and the API: accepted uploads, and (a larger one) uploads refused for the author's own mistake.
+The 429 says which one ran out and when it resets; the upload page states both."""
 
 from __future__ import annotations
 
@@ -20,13 +20,23 @@ MANIFEST = (
 )
 
 
-def _api(client: FlaskClient, world: World, fields: dict[str, object]) -> TestResponse:
-    headers = {"Authorization": f"Bearer {world.tokens['alice']}"}
-    return client.post("/api/v1/uploads", data=fields, headers=headers)
+def _api(
+    client: FlaskClient,
+    world: World,
+    fields: dict[str, object],
+    author: str = "alice",
+    address: str = "127.0.0.1",
+) -> TestResponse:
+    headers = {"Authorization": f"Bearer {world.tokens[author]}"}
+    environ = {"REMOTE_ADDR": address}
+    return client.post("/api/v1/uploads", data=fields, headers=headers, environ_base=environ)
 
 
-def good(client: FlaskClient, world: World) -> TestResponse:
-    return _api(client, world, {"file": (io.BytesIO(b"print(1)\n"), "b.py"), "manifest": MANIFEST})
+def good(
+    client: FlaskClient, world: World, author: str = "alice", address: str = "127.0.0.1"
+) -> TestResponse:
+    fields = {"file": (io.BytesIO(b"print(1)\n"), "b.py"), "manifest": MANIFEST}
+    return _api(client, world, fields, author, address)
 
 
 def broken_archive(client: FlaskClient, world: World) -> TestResponse:
@@ -131,6 +141,7 @@ def test_the_upload_page_states_both_allowances(client: FlaskClient, world: Worl
     _limits(client.application, accepted="20 per hour", refused="60 per hour")
     login(client, "alice")
     page = client.get("/upload").get_data(as_text=True)
+    assert "Each author (your account" in page
     assert "20 accepted uploads per hour" in page
     assert "60 refused uploads (a broken archive or manifest) per hour" in page
 
@@ -144,3 +155,30 @@ def test_the_default_refused_allowance_is_the_larger() -> None:
     assert settings[ACCEPTED.setting].endswith("per hour")
     assert settings[REFUSED.setting].endswith("per hour")
     assert refused > accepted
+
+
+def test_two_authors_behind_one_address_do_not_share_an_allowance(
+    client: FlaskClient, world: World
+) -> None:
+    _limits(client.application, accepted="1 per hour", refused="1 per hour")
+    assert good(client, world, "alice", "10.0.0.7").status_code == 201
+    _used_up(good(client, world, "alice", "10.0.0.7"), "1 accepted upload per hour")
+    assert good(client, world, "mallory", "10.0.0.7").status_code == 201
+    _used_up(good(client, world, "mallory", "10.0.0.7"), "1 accepted upload per hour")
+
+
+def test_one_author_from_two_addresses_has_one_allowance(client: FlaskClient, world: World) -> None:
+    _limits(client.application, accepted="1 per hour", refused="1 per hour")
+    assert good(client, world, "alice", "10.0.0.7").status_code == 201
+    message = _used_up(good(client, world, "alice", "10.0.0.8"), "1 accepted upload per hour")
+    assert message.startswith("this account has used up")
+    login(client, "alice")  # the upload page counts against the same account
+    page = client.get("/upload", environ_base={"REMOTE_ADDR": "10.0.0.9"}).get_data(as_text=True)
+    form = {"csrf_token": csrf_from(page), "file": (io.BytesIO(b"print(1)\n"), "b.py")}
+    answer = client.post(
+        "/upload",
+        data={**form, "manifest": MANIFEST},
+        content_type="multipart/form-data",
+        environ_base={"REMOTE_ADDR": "10.0.0.9"},
+    )
+    assert answer.status_code == 429

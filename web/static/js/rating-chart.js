@@ -3,7 +3,8 @@
 // vendored uPlot (web/static/vendor/uplot); the element's server-drawn content stays if it fails.
 //
 // Markup: <div id="rating-chart" data-src="/api/v1/bots/<id>/ratings?ladder=..."></div>
-// The data is [[iso time, mu - 3 sigma, mu, sigma], ...], oldest first, maybe in {"data": ...}.
+// The data is [[iso time, mu - 3 sigma, mu, sigma, version], ...], oldest first, maybe in
+// {"data": ...}; a dashed upright line marks each match where another version of the bot played.
 
 const VENDOR = new URL("../vendor/uplot/", import.meta.url);
 const DAY = 86400;
@@ -57,6 +58,41 @@ export function columns(points, byMatch) {
   return cols;
 }
 
+/** The indices where the version that played differs from the match before: [[index, n], ...]. */
+export function versionChanges(points) {
+  const marks = [];
+  for (let i = 1; i < points.length; i++) {
+    const [was, now] = [points[i - 1][4], points[i][4]];
+    if (now !== undefined && now !== null && now !== was) marks.push([i, now]);
+  }
+  return marks;
+}
+
+function versionPlugin(marks) {
+  const draw = (u) => {
+    const { ctx } = u;
+    const { top, height } = u.bbox;
+    ctx.save();
+    ctx.strokeStyle = "#7c3aed";
+    ctx.fillStyle = "#7c3aed";
+    ctx.setLineDash([4, 4]);
+    ctx.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
+    for (const [i, number] of marks) {
+      const x = Math.round(u.valToPos(u.data[0][i], "x", true));
+      ctx.beginPath();
+      ctx.moveTo(x, top);
+      ctx.lineTo(x, top + height);
+      ctx.stroke();
+      const label = `v${number}`;
+      const room = u.bbox.left + u.bbox.width - x;
+      const shift = room < 30 * devicePixelRatio ? -ctx.measureText(label).width - 3 : 3;
+      ctx.fillText(label, x + shift * (shift > 0 ? devicePixelRatio : 1), top + 12 * devicePixelRatio);
+    }
+    ctx.restore();
+  };
+  return { hooks: { draw } };
+}
+
 function node(tag, className, text = "") {
   const made = document.createElement(tag);
   made.className = className;
@@ -68,7 +104,7 @@ function fmt(value) {
   return value === null || value === undefined ? "–" : value.toFixed(1);
 }
 
-function tooltipPlugin(tip, data, times) {
+function tooltipPlugin(tip, data, times, points) {
   const show = (u) => {
     const i = u.cursor.idx;
     if (i === null || i === undefined) {
@@ -77,7 +113,7 @@ function tooltipPlugin(tip, data, times) {
     }
     const when = new Date(times[i] * 1000).toISOString().replace("T", " ").slice(0, 16);
     tip.replaceChildren(
-      node("div", "rc-when", `match ${i + 1} · ${when} UTC`),
+      node("div", "rc-when", `match ${i + 1} · ${when} UTC · version ${points[i][4] ?? "?"}`),
       node("div", "rc-score", `score ${fmt(data[1][i])}`),
       node("div", "rc-mu", `μ ${fmt(data[4][i])} ± σ ${fmt(data[5][i])}`),
     );
@@ -101,12 +137,12 @@ function xAxis(byMatch) {
   };
 }
 
-function options(width, tip, data, times, byMatch) {
+function options(width, tip, data, times, byMatch, points) {
   const x = byMatch ? { time: false } : { time: true, range: (u, min, max) => timeRange(min, max) };
   return {
     width,
     height: 260,
-    plugins: [tooltipPlugin(tip, data, times)],
+    plugins: [tooltipPlugin(tip, data, times, points), versionPlugin(versionChanges(points))],
     cursor: { points: { size: 7 } },
     scales: { x },
     legend: { show: false },
@@ -196,13 +232,17 @@ export async function mountChart(root) {
   tip.hidden = true;
   root.replaceChildren(plot);
   root.classList.add("rc");
-  const chart = new uPlot(options(root.clientWidth || 640, tip, data, times, byMatch), data, plot);
+  const settings = options(root.clientWidth || 640, tip, data, times, byMatch, points);
+  const chart = new uPlot(settings, data, plot);
   chart.over.append(tip);
   if (!byMatch) root.prepend(rangeButtons(chart, data[0]));
   root.dataset.axis = byMatch ? "match" : "time";
   root.append(legend());
   new ResizeObserver(() => chart.setSize({ width: root.clientWidth, height: 260 })).observe(root);
   root.dataset.points = String(points.length);
+  root.dataset.versionMarks = versionChanges(points)
+    .map(([, number]) => number)
+    .join(",");
   root.chart = chart;
   return chart;
 }
