@@ -51,13 +51,36 @@ def _view(observation: dict[str, Any]) -> bytes:
     return orjson.dumps({k: v for k, v in observation.items() if k not in HISTORY_KEYS})
 
 
-def _event(step: dict[str, Any] | None, game: Game, seat: int | None) -> bytes:
-    from web.api import replays
+PRIVATE_STEP_KEYS = ("debug", "stderr")
+"""Step keys only the owner of the step's seat reads."""
 
+
+def event_for(
+    event: dict[str, Any], game: Game, seat: int | None, owned: set[int], live: bool
+) -> dict[str, Any]:
+    """A frame's event: the action as the frame's viewer saw it made.
+
+    A seat sees every move the game's rules make public, and of a secret move only its kind
+    (``Game.action_seen_by``); so does a hidden match's spectator (``seat`` None, ``live``).
+    """
+    shown = dict(event)
+    actor = event.get("seat")
+    if actor not in owned:
+        for key in PRIVATE_STEP_KEYS:
+            shown[key] = None
+    if (seat is None and not live) or actor == seat or "action" not in shown:
+        return shown
+    action = shown.pop("action")
+    if isinstance(actor, int) and isinstance(action, dict):
+        shown["action"] = game.action_seen_by(action, actor, seat)
+    return shown
+
+
+def _event(step: dict[str, Any] | None, game: Game, seat: int | None) -> bytes:
     if step is None:
         return b"null"
     owned = set() if seat is None else {seat}
-    return orjson.dumps(replays.event_for(step, game, seat, owned, True))
+    return orjson.dumps(event_for(step, game, seat, owned, True))
 
 
 def entry_of(state: State, index: int, step: dict[str, Any] | None) -> dict[str, bytes]:
