@@ -183,9 +183,7 @@ def test_a_running_mirrored_match_is_watched_live_to_its_end(
 
     wait_for(lambda: row(first).status == MatchStatus.FINISHED, WAIT_S, "the finish", worker)
     steps = len(
-        replays.check_replay(
-            orjson.loads(get_storage().resolve(row(first).replay_path).read_bytes())
-        )["steps"]
+        replays.check_replay(orjson.loads(get_storage().read(str(row(first).replay_path))))["steps"]
     )
     for width, page in pages.items():
         page.wait_for_selector(f'{ROOT_SEL}[data-feed="over"]')  # the stream said it is over

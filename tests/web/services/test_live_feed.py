@@ -108,8 +108,10 @@ def test_the_stream_carries_the_public_view_and_no_hidden_card(pg_app: Flask, ga
     assert events(again.data)[0][1] == str(half + 1)
 
     # The same match, finished and open: its spectator view step by step.
-    path = get_storage().put_replay(orjson.dumps(doc))
-    match.status, match.replay_path = MatchStatus.FINISHED, get_storage().relative(path)
+    match.status, match.replay_path = (
+        MatchStatus.FINISHED,
+        get_storage().put_replay(orjson.dumps(doc)),
+    )
     db.session.commit()
     stop = min(len(frames), 500)
     whole = client.get(f"/api/v1/matches/{match.id}/frames?start=0&stop={stop}").get_json()
