@@ -168,7 +168,8 @@ class _Stopping:
 
 
 StepCallback = Callable[[State, Step], None]
-"""Called after each decision is applied, with the state and the step as the replay has it."""
+"""Called after each decision is applied, with the state and the step as the replay has it, once
+the step's status is final (see ``Referee.play``)."""
 
 
 @dataclass
@@ -318,17 +319,25 @@ class Referee:
     # --- the match loop -----------------------------------------------------------------------
 
     def play(self, on_step: StepCallback | None) -> MatchOutcome:
+        """Play the match to its end. ``on_step`` hears of each step once its status is final:
+        a bot's move is reported only after the referee has seen the bot stop (or struck it
+        for running on), so that nobody watching is told a move was clean that is not."""
         state = self.state
+        unreported: Step | None = None
         while not state.is_terminal():
             deal = state.deal_index
             seat = self.seats[state.current_player()]
+            self._settle(seat)  # the verdict on the last move, before anyone else moves
+            if unreported is not None and on_step is not None:
+                on_step(state, unreported)
             action, step = self._turn(seat, deal)
             state.apply_action(action)
             self.recorder.steps.append(step)
-            if on_step is not None:
-                on_step(state, step)
+            unreported = step
             if state.is_terminal() or state.deal_index != deal:
                 self._broadcast_deal_end(deal)
+        if unreported is not None and on_step is not None:
+            on_step(state, unreported)  # nothing strikes the last move (``close_all`` waits)
         return self._outcome()
 
     def _turn(self, seat: Seat, deal: int) -> tuple[Action, Step]:

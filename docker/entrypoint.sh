@@ -63,8 +63,12 @@ esac
 
 case "$service" in
     web)
+        # Threads, not processes, serve the requests: a live stream holds one thread while it
+        # is open (at most ARENA_LIVE_STREAMS of them per process, 48 by default), and the
+        # rest of the 64 serve the pages meanwhile.
         exec gunicorn "web:create_app()" --bind "${ARENA_LISTEN:-0.0.0.0:8000}" \
-            --workers "${ARENA_WEB_WORKERS:-2}" --access-logfile - "$@"
+            --workers "${ARENA_WEB_WORKERS:-2}" --worker-class gthread \
+            --threads "${ARENA_WEB_THREADS:-64}" --access-logfile - "$@"
         ;;
     worker)
         # Every queue, in priority order: builds, the (short) periodic tasks, validation and

@@ -9,11 +9,10 @@ Started by ``arena up``. It runs:
 - the project's sample bots, registered to the house account ``demo`` and made active at once
   (``ARENA_DEMO_GAMES=<game>,<game>``, names as ``arena games`` lists them, limits them to
   some games);
-        gunicorn = ["-b", f"127.0.0.1:{self.port}", "-w", "2", "--threads", "4"]
-        self._spawn(
-            "web",
-            [py, "-m", "gunicorn", "web:create_app()", *gunicorn, *control_socket_args(self.var)],
-        )
+- the Celery workers (one of them reserved for builds and validation), the scheduler (beat),
+  and the web server: gunicorn, 2 processes of ``WEB_THREADS`` threads each (``gthread``), so
+  that the live streams a process holds open (``ARENA_LIVE_STREAMS``, a thread each) leave
+  threads for every other request.
 
 Ctrl-C stops everything; running matches are given back and played again after a restart.
 """
@@ -34,6 +33,9 @@ from typing import Any
 
 log = logging.getLogger("arena.up")
 log.setLevel(logging.INFO)  # the migration run reconfigures the root logger
+
+WEB_THREADS = int(os.environ.get("ARENA_WEB_THREADS", "64"))
+"""Threads of each web process: above ``ARENA_LIVE_STREAMS`` (48) by enough for the pages."""
 
 DEMO_USER = "demo"
 
@@ -192,7 +194,7 @@ class Platform:
         self._spawn(
             "beat", [*celery, "beat", "-l", "info", "-s", str(self.var / "celerybeat-schedule")]
         )
-        gunicorn = ["-b", f"127.0.0.1:{self.port}", "-w", "2", "--threads", "4"]
+        gunicorn = ["-b", f"127.0.0.1:{self.port}", "-w", "2", "--threads", str(WEB_THREADS)]
         self._spawn(
             "web",
             [py, "-m", "gunicorn", "web:create_app()", *gunicorn, *control_socket_args(self.var)],

@@ -48,6 +48,7 @@ import arena.referee
 from arena.bots import load_bot
 from arena.connection import Connection
 from arena.games import make_game
+from arena.referee import StepCallback
 from arena.runner import MatchOutcome, TimeControl, run_match
 from sandbox.base import PENDING_SIGNALS, Limits, Sandbox
 from sandbox.bwrap import BwrapSandbox
@@ -155,7 +156,12 @@ def thaws(monkeypatch: pytest.MonkeyPatch) -> Thaws:
 
 
 def leak_match(
-    sandbox: Sandbox, target: dict[str, Any], *, own_cores: bool, deals: int = 1
+    sandbox: Sandbox,
+    target: dict[str, Any],
+    *,
+    own_cores: bool,
+    deals: int = 1,
+    on_step: StepCallback | None = None,
 ) -> MatchOutcome:
     """A match of the ``freeze-leak`` pair aimed by ``target`` (``bot.py`` says what it may
     hold); nothing of it may survive."""
@@ -174,7 +180,7 @@ def leak_match(
         tc = TimeControl(init_s=60, move_s=20, bank_s=120)
         outcome = run_match(
             game, [manifest, manifest], SEED, sandbox=sandbox, time_control=tc,
-            slot_base=slot, own_cores=own_cores,
+            slot_base=slot, own_cores=own_cores, on_step=on_step,
         )  # fmt: skip
         assert survivors(sandbox, slot) == [] and survivors(sandbox, slot + 1) == []
         return outcome
@@ -215,7 +221,10 @@ def test_a_bot_that_will_not_stop_is_struck_and_pays_with_its_clock(
     # bound, here lowered to 20 ms.
     monkeypatch.setattr(arena.referee, "FREEZE_WAIT_S", 0.02)
     target = {"technique": "kernel", "always": True, "mapping_mb": 1024, "helpers": 1}
-    outcome = leak_match(freezing, target, own_cores=False)
+    told: list[str] = []  # each step's status when a watcher (the live feed) heard of it
+    outcome = leak_match(
+        freezing, target, own_cores=False, on_step=lambda _s, step: told.append(step["status"])
+    )
     sender, receiver = outcome.seats
     assert sender.forfeited and sender.strikes == 3 and sender.status.value == "timeout"
     assert sender.message is not None and "did not stop" in sender.message
@@ -223,6 +232,8 @@ def test_a_bot_that_will_not_stop_is_struck_and_pays_with_its_clock(
     statuses = [step["status"] for step in outcome.replay["steps"] if step["seat"] == 0]
     # Each such move stood, with a strike (when the same seat moves again, nobody waits).
     assert statuses.count("timeout") == 3 and statuses[-1] == "forfeited"
+    # Nobody watching was told that a struck move was clean: steps are told once settled.
+    assert told == [step["status"] for step in outcome.replay["steps"]]
     assert sender.think_s > 3 * 0.02  # the time until it stopped was on its clock
 
 

@@ -123,6 +123,8 @@ def base_config(tmp_path: Path, **extra: Any) -> dict[str, Any]:
         "WORKER_CONCURRENCY": 1,
         # Test runs sharing one Redis (developers side by side) never take each other's tasks.
         "BROKER_PREFIX": f"test-{uuid.uuid4().hex[:8]}:",
+        # A test client reads a live stream whole: one of a match nobody plays ends soon.
+        "LIVE_STREAM_SECONDS": 0.2,
     }
     config.update(extra)
     return config

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, abort
+import orjson
+import redis
+from flask import Response, abort, current_app, request
 from flask_smorest import Blueprint
+from sqlalchemy import select
+from werkzeug.exceptions import ServiceUnavailable
 
 from web import auth
-from web.api import envelope, queries, replays
+from web.api import envelope, error_payload, queries, replays
 from web.api import schemas as s
 from web.api.present import match_json, tournament_json
 from web.extensions import db
 from web.models import Match, Tournament
+from web.services import live as live_feed
 from web.services import sealing
 from web.services import tournaments as tournament_service
 
@@ -132,6 +139,87 @@ def frames(args: dict[str, Any], match_id: int) -> Response:
         abort(409, description=f"the replay cannot be re-played: {exc}")
     response = Response(served.body, mimetype="application/json")
     response.headers["Cache-Control"] = "no-store" if served.live else "private, max-age=3600"
+    return response
+
+
+@blp.route("/matches/<id:match_id>/live")
+@blp.arguments(s.LiveArgs, location="query")
+@blp.response(200, content_type="text/event-stream")
+@blp.alt_response(503, schema=s.ErrorEnvelope, description="too many live streams open")
+def live(args: dict[str, Any], match_id: int) -> Response:
+    """A running match as it is played: server-sent events, one ``frame`` per step.
+
+    Each frame is what the frames API gives for a running match (public observations and moves
+    as a spectator sees them made), or with ``seat`` that seat's own view, for its owner only.
+    An ``end`` event says the match (or this attempt at it) is over: the whole replay is then
+    asked for as usual. A comment is sent as a heartbeat while nothing happens. A client may
+    hold a few streams at once and a server a bounded number (503 with Retry-After beyond);
+    a stream lasts some minutes at most and resumes after the ``Last-Event-ID`` it last had.
+    """
+    found = _match_or_404(match_id)
+    seat = args.get("seat")
+    if seat is not None:
+        if not 0 <= seat < len(found.seats):
+            abort(404, description=f"match {match_id} has no seat {seat}")
+        if seat not in auth.owned_seats(auth.reader(), found):
+            abort(403, description=f"seat {seat} of match {match_id} is not yours")
+    since = _last_event_id(args.get("since", -1))
+    config = current_app.config
+    wait = float(config["LIVE_HEARTBEAT"])
+    client = live_feed.reader(str(config.get("REDIS_URL") or ""), wait)
+    if client is None:
+        abort(404, description="this server has no live feed: follow the frames API instead")
+    address = request.remote_addr or "?"
+    try:
+        live_feed.slots.take(
+            address, int(config["LIVE_STREAMS"]), int(config["LIVE_STREAMS_PER_CLIENT"])
+        )
+    except live_feed.Busy as exc:
+        client.close()
+        return _busy(str(exc))
+    over = found.status not in sealing.PENDING
+    db.session.rollback()  # hold no database connection while the stream is open
+    app = current_app._get_current_object()  # type: ignore[attr-defined]
+
+    def running() -> bool:
+        with app.app_context():
+            status = db.session.scalar(select(Match.status).where(Match.id == match_id))
+            db.session.remove()
+        return status in sealing.PENDING
+
+    def stream() -> Iterator[bytes]:
+        try:
+            yield b"retry: 3000\n\n"
+            if over:
+                yield live_feed.wire(live_feed.Event("end", None, b"over"))
+                return
+            prefix = str(config.get("BROKER_PREFIX") or "")
+            key = live_feed.stream_key(prefix, match_id, seat)
+            until = time.monotonic() + float(config["LIVE_STREAM_SECONDS"])
+            for event in live_feed.follow(client, key, since, wait, until, running):
+                yield live_feed.wire(event)
+        except redis.RedisError:
+            return  # the browser reconnects, or falls back to polling
+        finally:
+            live_feed.slots.give(address)
+            client.close()
+
+    response = Response(stream(), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not hold events back
+    return response
+
+
+def _last_event_id(since: int) -> int:
+    """Where a stream resumes: after the browser's ``Last-Event-ID``, else after ``since``."""
+    raw = request.headers.get("Last-Event-ID", "")
+    return int(raw) if raw.isdigit() and len(raw) < 9 else since
+
+
+def _busy(message: str) -> Response:
+    body = error_payload(ServiceUnavailable(description=message))
+    response = Response(orjson.dumps(body), status=503, mimetype="application/json")
+    response.headers["Retry-After"] = "30"
     return response
 
 

@@ -22,9 +22,9 @@ from arena import replay as replays
 from arena.games.base import Game, State
 from web.models import Match, MatchStatus
 from web.services import sealing
+from web.services.live import PRIVATE_STEP_KEYS, event_for
 from web.storage import get_storage
 
-PRIVATE_STEP_KEYS = ("debug", "stderr")
 LIVE_HEADER = ("format", "version", "engine", "game", "seats")
 CACHED_REPLAYS = 64
 
@@ -196,40 +196,19 @@ def frames_for(
 def _frame(
     state: State, index: int, event: dict[str, Any] | None, seat: int | None, live: bool
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {"index": index, "event": event, "public": _view(state.observation(None))}
+    out: dict[str, Any] = {"index": index, "event": event, "public": view(state.observation(None))}
     if seat is not None:
-        out["seat"] = _view(state.observation(seat))
+        out["seat"] = view(state.observation(seat))
     elif not live:
-        out["spectator"] = _view(state.full_view())
-        out["seats"] = [_view(state.observation(s)) for s in range(state.game.players)]
+        out["spectator"] = view(state.full_view())
+        out["seats"] = [view(state.observation(s)) for s in range(state.game.players)]
     return out
 
 
-def _view(data: dict[str, Any]) -> Any:
+def view(data: dict[str, Any]) -> Any:
     """A view as plain JSON, without the histories (a viewer rebuilds them from the events)."""
     kept = {key: value for key, value in data.items() if key not in replays.HISTORY_KEYS}
     return orjson.loads(orjson.dumps(kept))
-
-
-def event_for(
-    event: dict[str, Any], game: Game, seat: int | None, owned: set[int], live: bool
-) -> dict[str, Any]:
-    """A frame's event: the action as the frame's viewer saw it made.
-
-    A seat sees every move the game's rules make public, and of a secret move only its kind
-    (``Game.action_seen_by``); so does a hidden match's spectator (``seat`` None, ``live``).
-    """
-    shown = dict(event)
-    actor = event.get("seat")
-    if actor not in owned:
-        for key in PRIVATE_STEP_KEYS:
-            shown[key] = None
-    if (seat is None and not live) or actor == seat or "action" not in shown:
-        return shown
-    action = shown.pop("action")
-    if isinstance(actor, int) and isinstance(action, dict):
-        shown["action"] = game.action_seen_by(action, actor, seat)
-    return shown
 
 
 def _replayable(doc: dict[str, Any]) -> Any:

@@ -111,6 +111,17 @@ class FrameArgs(Schema):
             raise ValidationError(f"stop must be after start and at most start + {MAX_FRAMES}")
 
 
+class LiveArgs(Schema):
+    seat = fields.Integer(
+        validate=validate.Range(0, 15),
+        metadata={"description": "your own seat's view (its owner only); public by default"},
+    )
+    since = fields.Integer(
+        validate=validate.Range(0, 10_000_000),
+        metadata={"description": "only the frames after this one (a Last-Event-ID wins)"},
+    )
+
+
 class UploadForm(Schema):
     manifest = fields.String(
         metadata={"description": "bot.toml text, when the file is a single source file"}

@@ -6,6 +6,8 @@ do). The result of a played match waits out a database outage before it is writt
 
 While the match runs, its replay so far is kept in storage as a *live* replay that the site
 serves filtered to public information (``web.api.replays``); the finished replay replaces it.
+Each step also goes, once, to the match's live feed (``web.services.live``) that the site
+streams to its watchers.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from web.models import (
     utcnow,
 )
 from web.services import attempts, matches, ratings
+from web.services import live as live_feed
 from web.services.queue import MATCHES, send_match
 
 # A process that plays matches must have everyone who listens for their end registered: the
@@ -65,6 +68,7 @@ def play_match(match_id: int, *, redelivered: bool = False) -> str:
     if attempt is None:
         return _not_claimed(match_id, redelivered)
     live: LiveReplay | None = None
+    feed: live_feed.Feed | None = None
     with LeaseKeeper(match_id, attempt, lease):
         try:
             with ExitStack() as files:  # the bots' files stay in place until the match ends
@@ -74,13 +78,19 @@ def play_match(match_id: int, *, redelivered: bool = False) -> str:
                 config, seed = dict(match.game_config), match.seed
                 db.session.rollback()
                 live = LiveReplay(match_id, attempt, config, seed, seats)
-                outcome = engine.run(config, seats, seed, on_step=live.on_step)
+                feed = live_feed.open_feed(match_id, config, seed)
+                watchers = [live.on_step] + ([feed.on_step] if feed is not None else [])
+                outcome = engine.run(config, seats, seed, on_step=_each(*watchers))
             replay_rel = _store_replay(outcome.replay)
         except Exception as exc:  # the match could not be played: give the claim back
+            if feed is not None:
+                feed.close("given back")
             return _give_back(match_id, attempt, exc, live)
         finished = attempts.patiently(
             lambda: finish(match_id, attempt, outcome, replay_rel), f"match {match_id}: finishing"
         )
+    if feed is not None:  # the end once the result is written: readers then load it whole
+        feed.close("finished" if finished else None)
     live.discard()
     return "finished" if finished else "result discarded"
 
@@ -204,6 +214,16 @@ def _seat_specs(match_id: int, files: ExitStack) -> list[engine.SeatSpec]:
         )
         for version_id, name, number, trusted in rows
     ]
+
+
+def _each(*callbacks: Any) -> Any:
+    """One ``on_step`` callback that calls each of ``callbacks`` in turn."""
+
+    def step(*args: Any) -> None:
+        for callback in callbacks:
+            callback(*args)
+
+    return step
 
 
 class LiveReplay:

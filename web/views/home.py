@@ -19,6 +19,9 @@ from web.views.cache import anonymous_cache
 
 bp = Blueprint("home", __name__)
 
+PLAYING_NOW = 10
+"""How many of the matches playing now the home page and a ladder page list."""
+
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
 
 
@@ -57,6 +60,7 @@ def index() -> ResponseReturnValue:
         ladders=ladders,
         top=queries.top_of_ladders(5),
         recent=queries.recent_matches(queries.MatchFilter(), 10),
+        playing=queries.recent_matches(queries.MatchFilter(status="running"), PLAYING_NOW),
         slugs={ladder.id: ladder.slug for ladder in ladders},
         queue=queries.queue_status(),
         my_bots=my_bots,

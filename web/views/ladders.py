@@ -7,6 +7,7 @@ from flask.typing import ResponseReturnValue
 
 from web.api import queries
 from web.views.cache import anonymous_cache
+from web.views.home import PLAYING_NOW
 
 bp = Blueprint("ladders", __name__, url_prefix="/ladders")
 
@@ -28,4 +29,6 @@ def ladder(slug: str) -> ResponseReturnValue:
     if sort not in queries.SORTS:
         sort = "rank"
     page = queries.standings(found, sort, page_arg(), PER_PAGE)
-    return render_template("ladder.html", ladder=found, page=page, sort=sort)
+    running = queries.MatchFilter(status="running", ladder_id=found.id)
+    playing = queries.recent_matches(running, PLAYING_NOW)
+    return render_template("ladder.html", ladder=found, page=page, sort=sort, playing=playing)

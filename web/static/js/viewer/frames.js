@@ -142,6 +142,11 @@ export class FrameStore {
     this.#take(page);
   }
 
+  /** A frame pushed by the live stream (the frames before it may still be on their way). */
+  push(raw) {
+    this.#take({ total: Math.max(this.total, raw.index + 1), live: true, frames: [raw] });
+  }
+
   stop() {
     this.stopped = true;
   }

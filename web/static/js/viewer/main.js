@@ -42,13 +42,14 @@ function showError(root, error) {
   root.replaceChildren(message);
 }
 
-/** Mount on a site page: data-replay-url, data-frames-url, data-game, data-seats, data-viewer-seat. */
+/** Mount on a site page: data-replay-url, data-frames-url, data-live-url, data-game, data-seats,
+ * data-viewer-seat. */
 export async function mountFromPage(root) {
   ensureStylesheet();
   const data = root.dataset;
   const seat = /^\d+$/.test(data.viewerSeat ?? "") ? Number(data.viewerSeat) : null;
   const player = new Player(root, {
-    source: new HttpSource(data.replayUrl, data.framesUrl),
+    source: new HttpSource(data.replayUrl, data.framesUrl, data.liveUrl),
     names: parseSeats(data.seats),
     game: data.game || undefined,
     viewerSeat: seat,

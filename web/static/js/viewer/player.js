@@ -60,7 +60,7 @@ export class Player {
     this.root.classList.remove("loading");
     this.root.removeAttribute("aria-busy");
     this.#fillInBackground();
-    if (source.live) this.#poll();
+    this.#watch();
     return this;
   }
 
@@ -117,6 +117,11 @@ export class Player {
     title.append(el("strong", "", this.replay.game?.game ?? "match"));
     if (this.replay.game?.variant) title.append(el("span", "variant", this.replay.game.variant));
     if (this.options.source.live) title.append(this.#hiddenMark());
+    if (this.#running()) {
+      title.append(
+        this.#button("Jump to now", "now", () => this.go(this.last), "Show the latest move and follow the match"),
+      );
+    }
     const tools = el("div", "rv-tools");
     this.perspective = buildPerspective(this.names, this.#allowedSeats(), (seat) =>
       this.setSeat(seat),
@@ -423,6 +428,7 @@ export class Player {
     }
     await this.go(step, false);
     this.#fillInBackground();
+    if (this.#running()) this.#follow(); // the stream of this perspective
   }
 
   /** The next perspective in the cycle spectator, seat 0, seat 1, ... */
@@ -503,8 +509,41 @@ export class Player {
     return keys[e.key] ?? null;
   }
 
+  /**
+   * Follow a running match as it is played: its live stream pushes each new frame; where no
+   * stream can be had, ask for news every few seconds instead. A reader at the last move stays
+   * at the last move (Jump to now brings them back there).
+   */
+  #follow() {
+    this.#unfollow();
+    const store = this.store;
+    this.root.dataset.feed = "stream";
+    this.unfollow = this.options.source.follow(this.state.seat, store.total - 1, {
+      onFrame: (raw) => {
+        if (store !== this.store) return;
+        const atEnd = this.state.step >= this.last;
+        store.push(raw);
+        if (atEnd) this.go(this.last);
+      },
+      onEnd: () => this.#finishLive(this.state.step >= this.last),
+      onFail: () => {
+        this.#unfollow();
+        this.root.dataset.feed = "poll";
+        this.#poll();
+      },
+    });
+  }
+
+  #unfollow() {
+    this.unfollow?.();
+    this.unfollow = null;
+    clearInterval(this.poller);
+    this.poller = null;
+  }
+
   #poll() {
     const every = this.options.pollMs ?? POLL_MS;
+    clearInterval(this.poller);
     this.poller = setInterval(async () => {
       if (this.polling) return;
       this.polling = true;
@@ -523,7 +562,7 @@ export class Player {
 
   /** The match is over: every view may now be shown, so the frames are loaded afresh. */
   async #finishLive(atEnd) {
-    clearInterval(this.poller);
+    this.#unfollow();
     this.replay = await this.options.source.replay();
     this.#buildHead();
     const step = atEnd ? Infinity : this.state.step;
@@ -531,12 +570,26 @@ export class Player {
     await this.store.ensure(Math.min(step, this.replay.steps?.length ?? 0));
     await this.go(step, false);
     this.#fillInBackground();
+    this.root.dataset.feed = "over";
+    this.#watch(); // given back and played again: a new attempt
+  }
+
+  /** Follow a match being played; poll a finished one of a sealed deal group until it opens. */
+  #watch() {
+    if (this.#running()) this.#follow();
+    else if (this.options.source.live) this.#poll();
+  }
+
+  /** Whether the match is being played (or waits to be): it is followed as it goes. */
+  #running() {
+    const { status } = this.replay ?? {};
+    return this.options.source.live && (status === "running" || status === "queued");
   }
 
   /** Stop timers and listeners and empty the root. */
   destroy() {
     this.pause();
-    clearInterval(this.poller);
+    this.#unfollow();
     this.store?.stop();
     document.removeEventListener("keydown", this.keys);
     this.adapter.unmount?.();

@@ -51,12 +51,41 @@ function frameUrl(url, seat, query) {
   return target.toString();
 }
 
-/** Replay and frames of a match served by the site. */
+/** Replay and frames of a match served by the site, and its live stream while it runs. */
 export class HttpSource {
-  constructor(replayUrl, framesUrl) {
+  constructor(replayUrl, framesUrl, liveUrl) {
     this.replayUrl = replayUrl;
     this.framesUrl = framesUrl;
+    this.liveUrl = liveUrl;
     this.live = false;
+  }
+
+  /**
+   * Follow the running match from ``seat``'s view after frame ``since``: ``onFrame(raw)`` for
+   * each new frame, ``onEnd()`` when it is over, ``onFail()`` if no stream can be had (no
+   * EventSource, a server without a feed, too many streams): the caller polls instead.
+   * Returns a function that stops following.
+   */
+  follow(seat, since, { onFrame, onEnd, onFail }) {
+    if (!this.liveUrl || typeof EventSource === "undefined") {
+      onFail();
+      return () => {};
+    }
+    const url = new URL(this.liveUrl, window.location.href);
+    if (seat !== null) url.searchParams.set("seat", String(seat));
+    if (since >= 0) url.searchParams.set("since", String(since));
+    const stream = new EventSource(url.toString());
+    stream.addEventListener("frame", (e) => onFrame(JSON.parse(e.data)));
+    stream.addEventListener("end", () => {
+      stream.close();
+      onEnd();
+    });
+    // A dropped connection is retried by the browser (from the last frame it had); a refused
+    // one closes the stream for good.
+    stream.addEventListener("error", () => {
+      if (stream.readyState === EventSource.CLOSED) onFail();
+    });
+    return () => stream.close();
   }
 
   /** The replay document (a partial, public one while the match runs). */
