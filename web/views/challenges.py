@@ -20,6 +20,9 @@ from web.views.ladders import page_arg
 
 bp = Blueprint("challenges", __name__, url_prefix="/challenges")
 
+MAX_ID = 2**31 - 1
+"""The largest bot id or version number a seat may name (the database's integer)."""
+
 
 def _int_arg(name: str) -> int | None:
     raw = request.args.get(name, "")
@@ -102,7 +105,10 @@ def _entries() -> list[service.Entry]:
         bot, _, number = raw.partition(":")
         if not bot.isdigit() or (number and not number.isdigit()) or len(raw) > 24:
             raise service.ChallengeError(f"{raw!r} is not a seat")
-        entries.append(service.Entry(int(bot), int(number) if number else None))
+        ids = (int(bot), int(number) if number else None)
+        if any(n is not None and not 1 <= n <= MAX_ID for n in ids):
+            raise service.ChallengeError(f"{raw!r} is not a seat")
+        entries.append(service.Entry(*ids))
     return entries
 
 

@@ -160,6 +160,13 @@ def test_a_challenge_from_the_bot_page(app: Flask, client: FlaskClient, world: W
     form = {"csrf_token": csrf_from(page), "ladder": world.ladder.slug, "deals": "1"}
     bad = client.post(f"/challenges/new?bot={theirs}", data={**form, "seat": [str(theirs), "x:1"]})
     assert bad.status_code == 422 and "&#39;x:1&#39; is not a seat" in bad.get_data(as_text=True)
+    # Numbers past the database's integers are no seat either (not a failed query).
+    for seat in ("99999999999", f"{mine}:99999999999", "0"):
+        huge = client.post(
+            f"/challenges/new?bot={theirs}", data={**form, "seat": [str(theirs), seat]}
+        )
+        assert huge.status_code == 422, (seat, huge.status_code)
+        assert f"&#39;{seat}&#39; is not a seat" in huge.get_data(as_text=True)
     made = client.post(
         f"/challenges/new?bot={theirs}", data={**form, "seat": [str(theirs), f"{mine}:1"]}
     )
