@@ -52,13 +52,18 @@ def entries(seats: list[str]) -> list[dict[str, int]]:
     made = []
     for seat in seats:
         bot, _, version = seat.partition(":")
-        if not bot.isdigit() or (version and not version.isdigit()) or seat.endswith(":"):
+        if not _digits(bot) or (version and not _digits(version)) or seat.endswith(":"):
             raise ValueError(f"{seat!r} is not a seat: give a bot id, or BOT:VERSION")
         entry = {"bot": int(bot)}
         if version:
             entry["version"] = int(version)
         made.append(entry)
     return made
+
+
+def _digits(text: str) -> bool:
+    """Whether ``text`` is a number in ASCII digits (``str.isdigit`` also takes ``²``)."""
+    return text.isascii() and text.isdigit()
 
 
 def run(args: argparse.Namespace) -> int:
