@@ -114,11 +114,12 @@ def report(server: str, challenge: dict[str, Any]) -> int:
     print(f"status: {status}")
     for row in challenge["standings"]:
         average = row["average_place"]
-        place = "-" if average is None else f"{average:.2f}"
+        numeric = isinstance(average, (int, float))
+        place = f"{average:.2f}" if numeric else "-" if average is None else clean(average)
         print(
             f"  {clean(row['bot'])} v{clean(row['version'])} ({clean(row['owner'])}): "
-            f"{row['wins']} wins of {row['matches']}, average place {place}, "
-            f"{row['errors']} with errors"
+            f"{clean(row['wins'])} wins of {clean(row['matches'])}, average place {place}, "
+            f"{clean(row['errors'])} with errors"
         )
     for match in challenge["matches"]:
         replay = f"  replay {server}{clean(match['replay_url'])}" if match["replay_url"] else ""
