@@ -52,13 +52,18 @@ def entries(seats: list[str]) -> list[dict[str, int]]:
     made = []
     for seat in seats:
         bot, _, version = seat.partition(":")
-        if not bot.isdigit() or (version and not version.isdigit()) or seat.endswith(":"):
+        if not _digits(bot) or (version and not _digits(version)) or seat.endswith(":"):
             raise ValueError(f"{seat!r} is not a seat: give a bot id, or BOT:VERSION")
         entry = {"bot": int(bot)}
         if version:
             entry["version"] = int(version)
         made.append(entry)
     return made
+
+
+def _digits(text: str) -> bool:
+    """Whether ``text`` is a number in ASCII digits (``str.isdigit`` also takes ``²``)."""
+    return text.isascii() and text.isdigit()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,11 +114,12 @@ def report(server: str, challenge: dict[str, Any]) -> int:
     print(f"status: {status}")
     for row in challenge["standings"]:
         average = row["average_place"]
-        place = "-" if average is None else f"{average:.2f}"
+        numeric = isinstance(average, (int, float))
+        place = f"{average:.2f}" if numeric else "-" if average is None else clean(average)
         print(
             f"  {clean(row['bot'])} v{clean(row['version'])} ({clean(row['owner'])}): "
-            f"{row['wins']} wins of {row['matches']}, average place {place}, "
-            f"{row['errors']} with errors"
+            f"{clean(row['wins'])} wins of {clean(row['matches'])}, average place {place}, "
+            f"{clean(row['errors'])} with errors"
         )
     for match in challenge["matches"]:
         replay = f"  replay {server}{clean(match['replay_url'])}" if match["replay_url"] else ""

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from flask import Response, current_app
+from flask import Response, current_app, request
 from flask_limiter.util import get_remote_address
 from limits import RateLimitItem, parse
 
@@ -67,9 +67,15 @@ class Allowance:
 
 def author() -> str:
     """Whose allowances an upload counts against: the account of its API token (the API) or
-    of the login (the upload page); the client address when there is neither."""
-    token = auth.bearer_token()
-    user = user_for_token(token) if token is not None else auth.session_user()
+    of the login (the upload page); the client address when there is neither.
+
+    Each counts by the one it is authenticated by: a token the upload page does not read (made
+    up, or another account's) does not move its uploads to another allowance."""
+    if (request.blueprint or "").startswith("api_"):
+        token = auth.bearer_token()
+        user = user_for_token(token) if token is not None else None
+    else:
+        user = auth.session_user()
     if user is None:
         return f"address:{get_remote_address()}"
     return f"author:{user.id}"

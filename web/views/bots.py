@@ -269,4 +269,4 @@ def _is_owner(found: Bot) -> bool:
 
 def _number_arg(name: str, default: int | None) -> int | None:
     raw = request.args.get(name, "")
-    return int(raw) if raw.isdigit() and len(raw) < 10 else default
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else default

@@ -20,10 +20,13 @@ from web.views.ladders import page_arg
 
 bp = Blueprint("challenges", __name__, url_prefix="/challenges")
 
+MAX_ID = 2**31 - 1
+"""The largest bot id or version number a seat may name (the database's integer)."""
+
 
 def _int_arg(name: str) -> int | None:
     raw = request.args.get(name, "")
-    return int(raw) if raw.isdigit() and len(raw) < 10 else None
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else None
 
 
 @bp.route("")
@@ -95,14 +98,22 @@ def _ladders_of(bot: Bot) -> list[Ladder]:
     return ladders.ladders_for(games)
 
 
+def _digits(text: str) -> bool:
+    """Whether ``text`` is a number in ASCII digits (``str.isdigit`` also takes ``²``)."""
+    return text.isascii() and text.isdigit()
+
+
 def _entries() -> list[service.Entry]:
     """The seat selects, read as entries; a value that is not one is a ``ChallengeError``."""
     entries = []
     for raw in request.form.getlist("seat"):
         bot, _, number = raw.partition(":")
-        if not bot.isdigit() or (number and not number.isdigit()) or len(raw) > 24:
+        if not _digits(bot) or (number and not _digits(number)) or len(raw) > 24:
             raise service.ChallengeError(f"{raw!r} is not a seat")
-        entries.append(service.Entry(int(bot), int(number) if number else None))
+        ids = (int(bot), int(number) if number else None)
+        if any(n is not None and not 1 <= n <= MAX_ID for n in ids):
+            raise service.ChallengeError(f"{raw!r} is not a seat")
+        entries.append(service.Entry(*ids))
     return entries
 
 

@@ -16,7 +16,7 @@ PER_PAGE = 50
 
 def page_arg() -> int:
     raw = request.args.get("page", "1")
-    return min(max(int(raw), 1), 100_000) if raw.isdigit() else 1
+    return min(max(int(raw), 1), 100_000) if raw.isascii() and raw.isdigit() else 1
 
 
 @bp.route("/<slug>")

@@ -20,7 +20,7 @@ STATUSES = [s.value for s in MatchStatus]
 
 def _int_arg(name: str) -> int | None:
     raw = request.args.get(name, "")
-    return int(raw) if raw.isdigit() and len(raw) < 10 else None
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else None
 
 
 @bp.route("")

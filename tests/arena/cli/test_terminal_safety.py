@@ -269,3 +269,18 @@ def test_a_build_command_is_shown_safely(
     out = capsys.readouterr().out
     assert_terminal_safe(out)
     assert "true \\x1b]52;c;aGk=\\x07 [link=http://127.0.0.1/]x" in SGR.sub("", out)
+
+
+def test_challenge_shows_a_hostile_answer_safely(
+    stand_in: StandIn, terminal: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    row = {key: PAYLOAD for key in ("bot", "version", "owner", "wins", "matches", "errors")}
+    match = {"id": PAYLOAD, "status": PAYLOAD, "replay_url": PAYLOAD}
+    challenge = {"id": PAYLOAD, "status": "finished", "matches": [match],
+                 "standings": [row | {"average_place": PAYLOAD}]}  # fmt: skip
+    stand_in.answer(201, {"data": challenge})
+    argv = ["challenge", "some-ladder", "1", "2", "--server", stand_in.url, "--token", "t"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert_terminal_safe(out)
+    assert "osc52=\\x1b]52;c;aGk=\\x07 title" in out and "average place osc52=\\x1b" in out

@@ -142,6 +142,9 @@ def test_the_challenges_list_and_one_challenge(client: FlaskClient, world: World
     one = client.get(f"/api/v1/challenges/{first['id']}").get_json()["data"]
     assert one["standings"][0]["matches"] == 0 and len(one["matches"]) == 2
     assert client.get("/api/v1/challenges/99999").status_code == 404
+    # A "digit" that is no ASCII digit (str.isdigit takes it, int does not) is ignored.
+    for odd in ("/challenges?bot=\u00b2", "/challenges?page=\u00b2", "/challenges?bot=-1"):
+        assert client.get(odd).status_code == 200, odd
 
 
 def test_a_challenge_from_the_bot_page(app: Flask, client: FlaskClient, world: World) -> None:
@@ -160,6 +163,14 @@ def test_a_challenge_from_the_bot_page(app: Flask, client: FlaskClient, world: W
     form = {"csrf_token": csrf_from(page), "ladder": world.ladder.slug, "deals": "1"}
     bad = client.post(f"/challenges/new?bot={theirs}", data={**form, "seat": [str(theirs), "x:1"]})
     assert bad.status_code == 422 and "&#39;x:1&#39; is not a seat" in bad.get_data(as_text=True)
+    # Numbers past the database's integers are no seat either (not a failed query).
+    for seat in ("99999999999", f"{mine}:99999999999", "0", "\u00b2", f"{mine}:\u00b2"):
+        huge = client.post(
+            f"/challenges/new?bot={theirs}", data={**form, "seat": [str(theirs), seat]}
+        )
+        assert huge.status_code == 422, (seat, huge.status_code)
+        assert f"&#39;{seat}&#39; is not a seat" in huge.get_data(as_text=True)
+    assert client.get("/challenges/new?bot=\u00b2").status_code == 404
     made = client.post(
         f"/challenges/new?bot={theirs}", data={**form, "seat": [str(theirs), f"{mine}:1"]}
     )
@@ -196,6 +207,8 @@ def test_arena_challenge_queues_and_says_why_it_cannot(live_server: Any, world: 
     refused = run(slug, str(mine))
     assert refused.returncode == 1 and "seats 2 bots: name 2" in refused.stderr
     assert run(slug, "bot-a", str(theirs)).returncode == 2
+    odd = run(slug, "\u00b2", str(theirs))
+    assert odd.returncode == 2 and "'\u00b2' is not a seat" in odd.stderr, odd.stderr
     bare = run(slug, str(mine), str(theirs), token=None)
     assert bare.returncode == 2 and "token" in bare.stderr
 

@@ -182,3 +182,34 @@ def test_one_author_from_two_addresses_has_one_allowance(client: FlaskClient, wo
         environ_base={"REMOTE_ADDR": "10.0.0.9"},
     )
     assert answer.status_code == 429
+
+
+def test_a_stray_token_on_the_upload_page_counts_against_the_login(
+    client: FlaskClient, world: World
+) -> None:
+    """The upload page takes its author from the login: an ``Authorization`` header it does
+    not use (an unknown token, or another account's) does not move the upload to another
+    allowance, whatever the address."""
+    _limits(client.application, accepted="1 per hour", refused="1 per hour")
+    login(client, "alice")
+
+    def upload(address: str, token: str) -> TestResponse:
+        environ = {"REMOTE_ADDR": address}
+        page = client.get("/upload", environ_base=environ).get_data(as_text=True)
+        form = {"csrf_token": csrf_from(page), "file": (io.BytesIO(b"print(1)\n"), "b.py")}
+        return client.post(
+            "/upload",
+            data={**form, "manifest": MANIFEST},
+            content_type="multipart/form-data",
+            headers={"Authorization": f"Bearer {token}"},
+            environ_base=environ,
+        )
+
+    first = upload("10.0.1.1", "not-a-token")
+    assert first.status_code == 302, first.get_data(as_text=True)[-600:]
+    for address, token in (
+        ("10.0.1.2", "another-made-up-one"),
+        ("10.0.1.3", world.tokens["mallory"]),
+    ):
+        assert upload(address, token).status_code == 429, (address, token)
+    assert good(client, world, "mallory").status_code == 201, "mallory's allowance is untouched"

@@ -223,6 +223,7 @@ def test_the_owner_controls_the_bot_from_its_page(
     compare = client.get(f"/bots/{bot.id}/compare?a=1&b=2").get_data(as_text=True)
     assert 'id="compare-table"' in compare and "Challenge v1 against v2" in compare
     assert client.get(f"/bots/{bot.id}/compare?a=1&b=9").status_code == 404
+    assert client.get(f"/bots/{bot.id}/compare?a=\u00b2&b=2").status_code == 200
     wrong = client.post(
         f"/bots/{bot.id}/delete", data={"confirm": "nope", "csrf_token": csrf_from(page)}
     )
