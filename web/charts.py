@@ -123,8 +123,8 @@ def rate_bars(rows: Sequence[tuple[str, float | None, int]], width: int = 320) -
         for label, r, n in rows
     )
     return Markup(
-        f'<svg class="rate-bars" viewBox="0 0 {width} {height}" width="100%" '
-        f'style="max-width:{width}px" role="img" aria-label="{escape(title)}">'
+        f'<svg class="rate-bars" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(title)}">'
         f"<title>{escape(title)}</title>{''.join(parts)}</svg>"
     )
 
