@@ -86,7 +86,8 @@ def think_summary(steps: Sequence[dict[str, Any]], seat: int) -> ThinkSummary:
 
 
 def _window(bot_id: int, version_id: int | None) -> Subquery:
-    """The bot's (or version's) ``WINDOW`` most recent counted seats, with their table size."""
+    """The bot's (or version's, which must be the bot's) ``WINDOW`` most recent counted seats,
+    with their table size."""
     pending = aliased(Match)
     sealed_group = exists().where(
         pending.mirror_group == Match.mirror_group, pending.status.in_(PENDING)
@@ -114,7 +115,11 @@ def _window(bot_id: int, version_id: int | None) -> Subquery:
         )
         .join(Match, Match.id == MatchSeat.match_id)
         .where(
-            MatchSeat.bot_id == bot_id,
+            # One version's seats are its bot's: naming only the version lets the planner walk
+            # ix_match_seats_version_match newest first instead of all the bot's seats.
+            MatchSeat.bot_id == bot_id
+            if version_id is None
+            else MatchSeat.bot_version_id == version_id,
             Match.status == MatchStatus.FINISHED,
             Match.kind != MatchKind.VALIDATION,
             ~sealed_group,
@@ -123,8 +128,6 @@ def _window(bot_id: int, version_id: int | None) -> Subquery:
         .order_by(MatchSeat.match_id.desc())
         .limit(WINDOW)
     )
-    if version_id is not None:
-        stmt = stmt.where(MatchSeat.bot_version_id == version_id)
     return stmt.subquery("recent")
 
 
