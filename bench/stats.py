@@ -118,8 +118,8 @@ def run(bw: Any, url: str, storage: Path, matches: int, repeat: int) -> None:
             for name, path in (
                 ("anchor: bot API", f"/api/v1/bots/{bot}"),
                 ("stats API", f"/api/v1/bots/{bot}/stats"),
-                ("stats API, v1", f"/api/v1/bots/{bot}/stats?version=1"),
                 ("stats page", f"/bots/{bot}/stats"),
+                ("stats API, v1", f"/api/v1/bots/{bot}/stats?version=1"),
             ):
                 rows.append((label, name, *timed(client, path, repeat, {})))
         rows.append(("owner 1", "errors API", *timed(client, "/api/v1/errors", repeat, bearer)))

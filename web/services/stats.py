@@ -26,7 +26,8 @@ from web.models import Bot, Match, MatchKind, MatchSeat, MatchStatus
 from web.services.sealing import PENDING
 
 WINDOW = 2000
-"""How many of the most recent matches the statistics cover."""
+"""How many of the bot's most recent seats the statistics look at (those not counted among
+them, such as validation or unfinished matches, are left out, not replaced by older ones)."""
 
 OPPONENTS = 12
 """How many opponents (the most met) are listed."""
@@ -85,9 +86,29 @@ def think_summary(steps: Sequence[dict[str, Any]], seat: int) -> ThinkSummary:
 # --- the statistics ---------------------------------------------------------------------------
 
 
+def _cutoff(bot_id: int, version_id: int | None) -> int:
+    """The oldest match id among the bot's (or version's) ``WINDOW`` most recent seats (0 if it
+    has none): one walk of ``ix_match_seats_bot_match`` (or ``_version_match``), newest first.
+
+    The window is found apart from the figures so that every query over it is a plain index
+    range, whose plan stays right when the database reuses a generic one for all bots."""
+    # One version's seats are its bot's: naming only the version walks its own index.
+    mine = (
+        MatchSeat.bot_id == bot_id if version_id is None else MatchSeat.bot_version_id == version_id
+    )
+    recent = (
+        select(MatchSeat.match_id)
+        .where(mine)
+        .order_by(MatchSeat.match_id.desc())
+        .limit(WINDOW)
+        .subquery()
+    )
+    return int(db.session.scalar(select(func.min(recent.c.match_id))) or 0)
+
+
 def _window(bot_id: int, version_id: int | None) -> Subquery:
-    """The bot's (or version's, which must be the bot's) ``WINDOW`` most recent counted seats,
-    with their table size."""
+    """The counted seats among the bot's (or version's, which must be the bot's) ``WINDOW``
+    most recent ones, with their table size: finished, not validation, not sealed."""
     pending = aliased(Match)
     sealed_group = exists().where(
         pending.mirror_group == Match.mirror_group, pending.status.in_(PENDING)
@@ -99,6 +120,9 @@ def _window(bot_id: int, version_id: int | None) -> Subquery:
     )
     others = aliased(MatchSeat)
     size = select(func.count()).where(others.match_id == MatchSeat.match_id).scalar_subquery()
+    mine = (
+        MatchSeat.bot_id == bot_id if version_id is None else MatchSeat.bot_version_id == version_id
+    )
     stmt = (
         select(
             MatchSeat.match_id,
@@ -115,18 +139,13 @@ def _window(bot_id: int, version_id: int | None) -> Subquery:
         )
         .join(Match, Match.id == MatchSeat.match_id)
         .where(
-            # One version's seats are its bot's: naming only the version lets the planner walk
-            # ix_match_seats_version_match newest first instead of all the bot's seats.
-            MatchSeat.bot_id == bot_id
-            if version_id is None
-            else MatchSeat.bot_version_id == version_id,
+            mine,
+            MatchSeat.match_id >= _cutoff(bot_id, version_id),
             Match.status == MatchStatus.FINISHED,
             Match.kind != MatchKind.VALIDATION,
             ~sealed_group,
             ~sealed_deal,
         )
-        .order_by(MatchSeat.match_id.desc())
-        .limit(WINDOW)
     )
     return stmt.subquery("recent")
 
