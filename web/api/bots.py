@@ -239,8 +239,8 @@ def version_id_of(found: Bot, number: int | None) -> int | None:
 def bot_stats(args: dict[str, Any], bot_id: int) -> dict[str, Any]:
     """The bot's statistics (or one version's): win rate and average place by seat, table size,
     opponent and day; errors, timeouts and strikes by kind; think time per move. Counted over
-    the finished matches among its ``window`` most recent, validation matches aside; a match whose deal
-    group is still sealed counts once the whole group is done."""
+    the finished matches among its ``window`` most recent, validation matches aside; a match
+    whose deal group is still sealed counts once the whole group is done."""
     found = _bot_or_404(bot_id)
     version_id = version_id_of(found, args.get("version"))
     return envelope({**stats.bot_stats(found, version_id), "version": args.get("version")})
