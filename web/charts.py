@@ -96,3 +96,60 @@ def _version_marks(points: Sequence[Sequence[object]], pad: int, step: float, he
                 f"v{escape(str(now))}</text>"
             )
     return "".join(marks)
+
+
+def rate_bars(rows: Sequence[tuple[str, float | None, int]], width: int = 320) -> Markup:
+    """Horizontal bars of a rate (0 to 1) per label: ``(label, rate, matches)`` rows, each bar
+    labelled with its percentage and number of matches; an empty note when there is no row."""
+    if not rows:
+        return Markup('<p class="empty">No counted matches yet.</p>')
+    bar_h, gap, label_w = 18, 6, 96
+    height = len(rows) * (bar_h + gap)
+    room = width - label_w - 84
+    parts = []
+    for i, (label, rate, matches) in enumerate(rows):
+        y = i * (bar_h + gap)
+        filled = room * (rate or 0.0)
+        shown = "–" if rate is None else f"{rate * 100:.0f}%"
+        parts.append(
+            f'<text class="axis" x="0" y="{y + 13}">{escape(label)}</text>'
+            f'<rect class="track" x="{label_w}" y="{y}" width="{room}" height="{bar_h}"/>'
+            f'<rect class="bar" x="{label_w}" y="{y}" width="{filled:.1f}" height="{bar_h}"/>'
+            f'<text class="axis" x="{label_w + room + 6}" y="{y + 13}">{shown} of {matches}'
+            "</text>"
+        )
+    title = "; ".join(
+        f"{label}: {'no matches' if r is None else f'{r * 100:.0f}%'} of {n}"
+        for label, r, n in rows
+    )
+    return Markup(
+        f'<svg class="rate-bars" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(title)}">'
+        f"<title>{escape(title)}</title>{''.join(parts)}</svg>"
+    )
+
+
+def rate_line(
+    points: Sequence[tuple[str, float | None]], width: int = 640, height: int = 160
+) -> Markup:
+    """A rate (0 to 1) per day, oldest first, on a fixed 0-100% axis with a dot per day."""
+    known = [(day, r) for day, r in points if r is not None]
+    if len(known) < 2:
+        return Markup('<p class="empty">The chart starts with a second day of matches.</p>')
+    pad = 24
+    step = (width - 2 * pad) / (len(known) - 1)
+    xy = [(pad + i * step, height - pad - r * (height - 2 * pad)) for i, (_, r) in enumerate(known)]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+    dots = "".join(f'<circle class="dot" cx="{x:.1f}" cy="{y:.1f}" r="2.5"/>' for x, y in xy)
+    title = f"win rate by day from {known[0][0]} to {known[-1][0]}"
+    return Markup(
+        f'<svg class="rate-line" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        f'<text class="axis" x="2" y="{pad - 6}">100%</text>'
+        f'<text class="axis" x="2" y="{height - 4}">0%</text>'
+        f'<line class="grid" x1="{pad}" x2="{width - pad}" y1="{height / 2}" y2="{height / 2}"/>'
+        f'<text class="axis" x="{pad}" y="{height - 4}" dx="20">{escape(known[0][0])}</text>'
+        f'<text class="axis" x="{width - pad}" y="{height - 4}" text-anchor="end">'
+        f"{escape(known[-1][0])}</text>"
+        f'<polyline class="score" fill="none" stroke-width="2" points="{line}"/>{dots}</svg>'
+    )

@@ -324,6 +324,9 @@ class MatchSeat(db.Model):  # type: ignore[name-defined]
     __table_args__ = (
         UniqueConstraint("match_id", "seat"),
         Index("ix_match_seats_bot_match", "bot_id", "match_id"),  # a bot's matches
+        # a version's matches, and a bot's matches that ended in an error (its statistics)
+        Index("ix_match_seats_version_match", "bot_version_id", "match_id"),
+        Index("ix_match_seats_bot_status_match", "bot_id", "status", "match_id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -336,6 +339,12 @@ class MatchSeat(db.Model):  # type: ignore[name-defined]
     score: Mapped[float | None]
     strikes: Mapped[int] = mapped_column(default=0)
     cpu_seconds: Mapped[float | None]
+    # The seat's think time per move, summarised when the match finished (None before, and
+    # for matches finished before the summary was kept): moves, median, 90th percentile, most.
+    moves: Mapped[int | None]
+    think_ms_p50: Mapped[float | None]
+    think_ms_p90: Mapped[float | None]
+    think_ms_max: Mapped[float | None]
 
     match: Mapped[Match] = relationship(back_populates="seats")
     bot: Mapped[Bot] = relationship()

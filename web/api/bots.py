@@ -17,7 +17,7 @@ from web.api.upload_limits import upload_limited
 from web.api.uploads import accept, manifest_part, too_large
 from web.extensions import db
 from web.models import Bot, BotStatus, BotVersion, User
-from web.services import versions
+from web.services import sealing, stats, versions
 from web.services.placement import placement_owed
 from web.services.uploads import UploadError
 
@@ -223,3 +223,47 @@ def delete(body: dict[str, Any], bot_id: int) -> tuple[str, int]:
     found = _owned(bot_id, "delete it")
     _control(lambda: versions.delete_bot(found, body["confirm"]))
     return "", 204
+
+
+# --- statistics ---------------------------------------------------------------------------------
+
+
+def version_id_of(found: Bot, number: int | None) -> int | None:
+    """The id of ``found``'s version ``number`` (None: every version); 404 if it has none such."""
+    if number is None:
+        return None
+    for v in found.versions:
+        if v.number == number:
+            return v.id
+    abort(404, description=f"{found.name} has no version {number}")
+
+
+@blp.route("/bots/<id:bot_id>/stats")
+@blp.arguments(s.StatsArgs, location="query")
+@blp.response(200, s.envelope(s.BotStats))
+def bot_stats(args: dict[str, Any], bot_id: int) -> dict[str, Any]:
+    """The bot's statistics (or one version's): win rate and average place by seat, table size,
+    opponent and day; errors, timeouts and strikes by kind; think time per move. Counted over
+    the finished matches among its ``window`` most recent, validation matches aside; a match
+    whose deal group is still sealed counts once the whole group is done."""
+    found = _bot_or_404(bot_id)
+    version_id = version_id_of(found, args.get("version"))
+    return envelope({**stats.bot_stats(found, version_id), "version": args.get("version")})
+
+
+@blp.route("/errors")
+@blp.arguments(s.ErrorListArgs, location="query")
+@blp.response(200, s.envelope(s.ErrorSeat, many=True))
+@blp.alt_response(401, schema=s.ErrorEnvelope, description="Unauthorized: log in or send a token")
+@blp.doc(security=[{"token": []}])
+def errors(args: dict[str, Any]) -> dict[str, Any]:
+    """Your bots' seats that ended in an error (crash, timeout, strikes, forfeit), newest match
+    first, each with its match: what the referee said, and the place once the match is open."""
+    user = auth.reader()
+    if user is None:
+        abort(401, description="this list is your own: log in or send an API token")
+    page = queries.paginate(stats.error_seats(user.id, args.get("bot")), args["page"],
+                            args["per_page"])  # fmt: skip
+    hidden = sealing.hidden_ids(seat.match for seat in page.items)
+    data = [stats.error_row(seat, seat.match_id in hidden) for seat in page.items]
+    return envelope(data, page.meta())

@@ -530,3 +530,91 @@ class CollusionReport(Schema):
     tests = fields.Integer(required=True)
     flagged_pairs = fields.Integer(required=True)
     pairs = fields.Nested(CollusionPair, many=True, required=True)
+
+
+# --- a bot's statistics and an owner's matches with errors ----------------------------------
+
+
+class StatsArgs(Schema):
+    version = fields.Integer(
+        validate=_ID, metadata={"description": "a version number (default: every version)"}
+    )
+
+
+class StatsRecord(Schema):
+    matches = fields.Integer(required=True)
+    wins = fields.Integer(required=True, metadata={"description": "matches finished first"})
+    win_rate = fields.Float(allow_none=True, required=True)
+    average_place = fields.Float(allow_none=True, required=True)
+
+
+class SeatRecord(StatsRecord):
+    seat = fields.Integer(required=True)
+
+
+class TableRecord(StatsRecord):
+    players = fields.Integer(required=True)
+
+
+class DayRecord(StatsRecord):
+    day = fields.String(required=True, metadata={"description": "YYYY-MM-DD (UTC)"})
+
+
+class OpponentRecord(StatsRecord):
+    bot_id = fields.Integer(required=True)
+    name = fields.String(required=True)
+    ahead = fields.Integer(
+        required=True, metadata={"description": "matches this bot placed ahead of the opponent"}
+    )
+    ahead_rate = fields.Float(required=True)
+
+
+class ErrorCounts(Schema):
+    matches_with_errors = fields.Integer(required=True)
+    by_kind = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
+    timeouts = fields.Integer(required=True)
+    strikes = fields.Integer(required=True)
+    matches_with_strikes = fields.Integer(required=True)
+
+
+class ThinkTimes(Schema):
+    matches = fields.Integer(required=True, metadata={"description": "matches with move times"})
+    moves = fields.Integer(required=True)
+    p50_ms = fields.Float(allow_none=True, required=True)
+    p90_ms = fields.Float(allow_none=True, required=True)
+    max_ms = fields.Float(allow_none=True, required=True)
+
+
+class BotStats(Schema):
+    bot_id = fields.Integer(required=True)
+    version = fields.Integer(allow_none=True, required=True)
+    version_id = fields.Integer(allow_none=True, required=True)
+    window = fields.Integer(
+        required=True, metadata={"description": "the most recent matches counted, at most"}
+    )
+    overall = fields.Nested(StatsRecord, required=True)
+    by_seat = fields.Nested(SeatRecord, many=True, required=True)
+    by_players = fields.Nested(TableRecord, many=True, required=True)
+    by_opponent = fields.Nested(OpponentRecord, many=True, required=True)
+    by_day = fields.Nested(DayRecord, many=True, required=True)
+    errors = fields.Nested(ErrorCounts, required=True)
+    think = fields.Nested(ThinkTimes, required=True)
+
+
+class ErrorListArgs(PageArgs):
+    bot = fields.Integer(validate=_ID, metadata={"description": "only this bot of yours"})
+
+
+class ErrorSeat(Schema):
+    match_id = fields.Integer(required=True)
+    kind = fields.String(required=True)
+    finished_at = fields.String(allow_none=True, required=True)
+    bot_id = fields.Integer(required=True)
+    bot = fields.String(required=True)
+    version = fields.Integer(required=True)
+    seat = fields.Integer(required=True)
+    status = fields.String(required=True)
+    strikes = fields.Integer(required=True)
+    forfeited = fields.Boolean(required=True)
+    message = fields.String(allow_none=True, required=True)
+    place = fields.Integer(allow_none=True, required=True)

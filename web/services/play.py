@@ -34,7 +34,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import attempts, matches, ratings
+from web.services import attempts, matches, ratings, stats
 from web.services import live as live_feed
 from web.services.queue import MATCHES, send_match
 
@@ -421,6 +421,9 @@ def _record_seats(match: Match, outcome: engine.Outcome) -> None:
         seat.score = outcome.scores[k] if k < len(outcome.scores) else None
         seat.strikes = outcome.strikes[k]
         seat.cpu_seconds = outcome.cpu_seconds[k]
+        think = stats.think_summary(outcome.replay.get("steps") or [], k)
+        seat.moves, seat.think_ms_p50 = think.moves, think.p50
+        seat.think_ms_p90, seat.think_ms_max = think.p90, think.most
         if match.kind != MatchKind.CHALLENGE:  # an author's test run: it pauses no bot
             _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
 

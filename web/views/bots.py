@@ -20,7 +20,7 @@ from flask.typing import ResponseReturnValue
 from flask_login import login_required
 
 from arena.checking import mib
-from web import auth
+from web import auth, charts
 from web.api import queries
 from web.api.upload_limits import ALLOWANCES, upload_limited
 from web.api.uploads import accept
@@ -28,7 +28,8 @@ from web.extensions import db
 from web.forms import ActionForm, DeleteBotForm, PlayForm, UploadForm
 from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
-from web.services import runtimes, versions
+from web.services import runtimes, sealing, versions
+from web.services import stats as bot_stats
 from web.services.uploads import UploadError
 from web.storage import get_storage
 from web.views.status import version_stage
@@ -270,3 +271,47 @@ def _is_owner(found: Bot) -> bool:
 def _number_arg(name: str, default: int | None) -> int | None:
     raw = request.args.get(name, "")
     return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else default
+
+
+# --- statistics ---------------------------------------------------------------------------------
+
+
+@bp.route("/bots/<id:bot_id>/stats")
+def stats(bot_id: int) -> ResponseReturnValue:
+    """The bot's statistics, of every version or of the one chosen."""
+    found = _bot_or_404(bot_id)
+    numbers = [v.number for v in reversed(found.versions)]
+    number = _number_arg("version", None)
+    if request.args.get("version") and number not in numbers:
+        abort(404, description=f"{found.name} has no such version")
+    version_id = next((v.id for v in found.versions if v.number == number), None)
+    figures = bot_stats.bot_stats(found, version_id)
+    return render_template(
+        "stats.html",
+        bot=found,
+        numbers=numbers,
+        number=number,
+        stats=figures,
+        owner=_is_owner(found),
+        charts=charts,
+        day_points=[(r["day"], r["win_rate"]) for r in figures["by_day"]],
+        seat_bars=[(f"seat {r['seat']}", r["win_rate"], r["matches"]) for r in figures["by_seat"]],
+        player_bars=[
+            (f"{r['players']} players", r["win_rate"], r["matches"]) for r in figures["by_players"]
+        ],
+    )
+
+
+@bp.route("/errors")
+@login_required
+def errors() -> ResponseReturnValue:
+    """The logged-in author's matches in which a bot of theirs erred, newest first."""
+    user = auth.session_user()
+    assert user is not None
+    page_no = _number_arg("page", 1) or 1
+    bot_id = _number_arg("bot", None)
+    page = queries.paginate(bot_stats.error_seats(user.id, bot_id), min(page_no, 100_000), 50)
+    hidden = sealing.hidden_ids(seat.match for seat in page.items)
+    rows = [bot_stats.error_row(seat, seat.match_id in hidden) for seat in page.items]
+    mine = [b for b in user.bots if b.status != BotStatus.DELETED]
+    return render_template("errors.html", rows=rows, page=page, bots=mine, bot_id=bot_id)

@@ -66,6 +66,10 @@ def test_played_match_is_rated_once_and_a_duplicate_is_a_no_op(
     ratings = db.session.scalars(select(Rating)).all()
     assert sorted(r.games for r in ratings) == [1, 1]
     assert match.replay_path and match.final_hash
+    # Each seat's think time per move is summarised from the moves it made.
+    for seat in match.seats:
+        assert seat.moves and seat.moves > 0
+        assert 0 <= seat.think_ms_p50 <= seat.think_ms_p90 <= seat.think_ms_max
 
 
 def test_stale_result_of_a_lost_claim_is_discarded(challenge: tuple[Any, list[Any]]) -> None:

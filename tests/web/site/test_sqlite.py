@@ -69,9 +69,12 @@ def test_pages_and_api_on_sqlite(sqlite_app: Flask) -> None:
         f"/matches/{finished.id}", f"/matches/{running.id}", "/users/alice", "/account",
         f"/api/v1/ladders/{ladder.slug}", f"/api/v1/bots/{bot_a.id}/ratings",
         f"/api/v1/matches/{finished.id}/replay", f"/api/v1/matches/{running.id}/frames?seat=0",
+        f"/bots/{bot_a.id}/stats", "/errors",
     ]  # fmt: skip
     for url in urls:
         assert client.get(url).status_code == 200, url
+    stats = client.get(f"/api/v1/bots/{bot_a.id}/stats?version=1").get_json()["data"]
+    assert stats["overall"]["matches"] == 1 and len(stats["by_day"]) == 1
     standings = client.get(f"/api/v1/ladders/{ladder.slug}").get_json()["data"]["standings"]
     assert [row["rank"] for row in standings] == [1, 2]
     assert all(len(row["trend"]) == 1 for row in standings)
