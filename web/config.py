@@ -76,6 +76,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "REMEMBER_COOKIE_SAMESITE": "Lax",
         "AUTH_RATE_LIMIT": "10 per minute",
         "LOGIN_ACCOUNT_RATE_LIMIT": "30 per hour",
+        "LOGIN_ACCOUNT_WIDE_RATE_LIMIT": "300 per hour",
         "SESSION_MAX_AGE": 14 * 24 * 3600,
         "SESSION_IDLE_TIMEOUT": 12 * 3600,
         "UPLOAD_RATE_LIMIT": "20 per hour",

@@ -3,6 +3,8 @@ tokens."""
 
 from __future__ import annotations
 
+import hashlib
+
 from flask import (
     Blueprint,
     Response,
@@ -17,7 +19,9 @@ from flask import (
 from flask.typing import ResponseReturnValue
 from flask_limiter.util import get_remote_address
 from flask_login import current_user, login_required, login_user, logout_user
+from itsdangerous import BadData, URLSafeTimedSerializer
 from sqlalchemy import select
+from werkzeug.wrappers import Response as BaseResponse
 
 from web import auth
 from web.extensions import db, limiter
@@ -51,8 +55,68 @@ def _login_name() -> str:
     Keyed by the name alone, a stranger failing on purpose would lock the owner out; keyed by
     the pair, the stranger slows only their own tries, and the owner signs in from elsewhere.
     """
-    name = (request.form.get("username") or "").strip().lower()[:64]
-    return f"login-account:{get_remote_address()}:{name}"
+    return f"login-account:{get_remote_address()}:{_tried_name()}"
+
+
+def _account_wide_limit() -> str:
+    return str(current_app.config.get("LOGIN_ACCOUNT_WIDE_RATE_LIMIT", "300 per hour"))
+
+
+def _login_account() -> str:
+    """The rate-limit key of a failed login counted for the account alone, from any address."""
+    return f"login-account-wide:{_tried_name()}"
+
+
+def _tried_name() -> str:
+    return (request.form.get("username") or "").strip().lower()[:64]
+
+
+DEVICE_COOKIE = "known_device"
+"""A browser that has signed in to an account before: it may still try that account once the
+account's wide limit on failed logins is used up (see docs/security.md)."""
+
+DEVICE_COOKIE_MAX_AGE = 365 * 24 * 3600
+
+
+def _device_signer() -> URLSafeTimedSerializer:
+    return URLSafeTimedSerializer(current_app.secret_key or "", salt="known-device")
+
+
+def _password_mark(user: User) -> str:
+    """A digest of the stored password hash: a new password makes every older device cookie of
+    the account void (the cookie tells nothing of the hash)."""
+    return hashlib.sha256((user.password_hash or "").encode()).hexdigest()[:16]
+
+
+def _remember_device(response: BaseResponse, user: User) -> None:
+    """Mark this browser as one that signed in to ``user`` (signed, so it cannot be forged)."""
+    value = _device_signer().dumps([user.id, _password_mark(user)])
+    response.set_cookie(
+        DEVICE_COOKIE,
+        value,
+        max_age=DEVICE_COOKIE_MAX_AGE,
+        httponly=True,
+        samesite="Lax",
+        secure=bool(current_app.config.get("SESSION_COOKIE_SECURE", False)),
+    )
+
+
+def _known_device() -> bool:
+    """Whether this request carries a valid device cookie for the account it tries."""
+    value = request.cookies.get(DEVICE_COOKIE)
+    if not value:
+        return False
+    try:
+        user_id, mark = _device_signer().loads(value, max_age=DEVICE_COOKIE_MAX_AGE)
+        user = db.session.get(User, int(user_id))
+    except (BadData, TypeError, ValueError):
+        return False
+    return (
+        user is not None
+        and user.username.lower() == _tried_name()
+        and isinstance(mark, str)
+        and mark == _password_mark(user)
+    )
 
 
 def _failed(response: Response) -> bool:
@@ -86,20 +150,31 @@ def register() -> ResponseReturnValue:
         else:
             _start_session(user)
             flash("Welcome! Upload your first bot to join a ladder.", "ok")
-            return redirect(url_for("bots.upload"))
+            answer = redirect(url_for("bots.upload"))
+            _remember_device(answer, user)
+            return answer
     return render_template("auth/register.html", form=form)
 
 
 @bp.route("/login", methods=["GET", "POST"])
 @limiter.limit(_auth_limit, methods=["POST"])
 @limiter.limit(_account_limit, key_func=_login_name, methods=["POST"], deduct_when=_failed)
+@limiter.limit(
+    _account_wide_limit,
+    key_func=_login_account,
+    methods=["POST"],
+    deduct_when=_failed,
+    exempt_when=_known_device,
+)
 def login() -> ResponseReturnValue:
     form = LoginForm()
     if form.validate_on_submit():
         user = users.authenticate(form.username.data or "", form.password.data or "")
         if user is not None:
             _start_session(user)
-            return redirect(auth.safe_next(request.args.get("next")) or url_for("home.index"))
+            answer = redirect(auth.safe_next(request.args.get("next")) or url_for("home.index"))
+            _remember_device(answer, user)
+            return answer
         form.password.errors = [*form.password.errors, "wrong username or password"]
     return render_template("auth/login.html", form=form)
 
@@ -197,7 +272,9 @@ def change_password() -> ResponseReturnValue:
     users.end_sessions(user)
     _start_session(user)
     flash("Password changed. Every other session of your account has ended.", "ok")
-    return redirect(url_for("auth.account"))
+    answer = redirect(url_for("auth.account"))
+    _remember_device(answer, user)  # the old password's device cookies no longer count
+    return answer
 
 
 @bp.route("/account/logout-everywhere", methods=["POST"])

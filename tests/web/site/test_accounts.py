@@ -248,6 +248,7 @@ def test_weak_passwords_are_refused_with_a_reason(
 def test_a_good_password_registers_and_logs_in(app: Flask, client: FlaskClient) -> None:
     assert register(client, "newcomer", GOOD_PASSWORD).status_code == 302
     assert is_logged_in(client)
+    assert client.get_cookie("known_device") is not None, "the browser that signed up is known"
     fresh = app.test_client()
     login(fresh, "newcomer", GOOD_PASSWORD)
 
@@ -386,6 +387,64 @@ def test_failed_logins_of_one_address_wait_out_their_window(app: Flask, world: W
             assert int(answer.headers["Retry-After"]) <= 5
             time.sleep(0.5)
         assert answer.status_code == 302
+    finally:
+        from web.extensions import db
+
+        with site.app_context():
+            db.session.remove()
+            db.engine.dispose()
+
+
+def test_one_account_guessed_from_many_addresses_is_slowed_but_its_owner_signs_in(
+    app: Flask, world: World
+) -> None:
+    """Failed logins also count per account from any address (a wider limit): past it even the
+    right password from a new address waits, while a browser that signed in to the account
+    before (its device cookie) still signs in. A forged cookie, one of another account or one
+    from before a password change does not count."""
+    site = proxied_app(
+        app, AUTH_RATE_LIMIT="1000 per minute", LOGIN_ACCOUNT_WIDE_RATE_LIMIT="6 per hour"
+    )
+
+    def attempt(
+        client: FlaskClient, address: str, name: str = "alice", password: str = "wrong guess"
+    ) -> int:
+        token = csrf_from(client.get("/login").get_data(as_text=True))
+        form = {"username": name, "password": password, "csrf_token": token}
+        headers = {"X-Forwarded-For": address}
+        return client.post("/login", data=form, headers=headers).status_code
+
+    owner, other = site.test_client(), site.test_client()
+    try:
+        assert attempt(owner, "203.0.113.9", password=PASSWORD) == 302
+        device = owner.get_cookie("known_device")
+        assert device is not None and device.http_only and device.same_site == "Lax"
+        assert attempt(other, "203.0.113.10", name="mallory", password=PASSWORD) == 302
+        stranger = site.test_client()
+        codes = [attempt(stranger, f"198.51.100.{i}") for i in range(6)]
+        assert codes == [200] * 6, "each address is far from its own limit"
+        assert attempt(stranger, "198.51.100.99", name=" Alice ") == 429, "the account is slowed"
+        assert attempt(site.test_client(), "192.0.2.1", password=PASSWORD) == 429, "a new browser"
+        assert attempt(stranger, "198.51.100.7", name="mallory", password=PASSWORD) == 302
+
+        assert attempt(other, "203.0.113.10", password=PASSWORD) == 429, "mallory's cookie"
+        forged = site.test_client()
+        forged.set_cookie("known_device", device.value[:-2] + "xx")
+        assert attempt(forged, "192.0.2.2", password=PASSWORD) == 429, "a forged cookie"
+        from itsdangerous import URLSafeTimedSerializer
+
+        wrong_key = URLSafeTimedSerializer("not the secret key", salt="known-device")
+        forged.set_cookie("known_device", wrong_key.dumps([world.owner.id, "0" * 16]))
+        assert attempt(forged, "192.0.2.2", password=PASSWORD) == 429, "signed with another key"
+
+        copied = site.test_client()
+        copied.set_cookie("known_device", device.value)
+        assert attempt(owner, "203.0.113.9", password="a typo") == 200, "the owner may fail too"
+        assert attempt(owner, "203.0.113.9", password=PASSWORD) == 302, "the owner signs in"
+        fields = {"current": PASSWORD, "password": GOOD_PASSWORD, "confirm": GOOD_PASSWORD}
+        assert post_action(owner, "/account/password", fields).status_code == 302
+        assert attempt(copied, "192.0.2.3", password=GOOD_PASSWORD) == 429, "the old password's"
+        assert attempt(owner, "203.0.113.9", password=GOOD_PASSWORD) == 302, "renewed on change"
     finally:
         from web.extensions import db
 
