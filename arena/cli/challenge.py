@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         "SEAT per seat of the ladder; at least one of them yours) and print its results. It "
         "plays ahead of the ladders and never changes a rating.",
     )
-    parser.add_argument("ladder", metavar="LADDER", help="ladder slug, e.g. svoi-kozyri-2p-modern")
+    parser.add_argument("ladder", metavar="LADDER", help="ladder slug, e.g. challenge-2p-standard")
     parser.add_argument(
         "seats",
         metavar="SEAT",
