@@ -198,7 +198,7 @@ def test_deals_sets_each_games_match_length(capsys) -> None:
     assert main(["play", "kozyr-boys", "--deals", "6", "--seed", "2", "--quiet"]) == 0
     assert "6 deals" in capsys.readouterr().out
     assert main(["play", "svoi-kozyri-tricks", "--deals", "1", "--seed", "2", "--quiet"]) == 0
-    assert "1 deals" in capsys.readouterr().out
+    assert "actions, 1 deal, seed" in capsys.readouterr().out
     assert main(["play", "svara", "--deals", "2", "--seed", "2", "--quiet"]) == 0
     assert "2 deals" in capsys.readouterr().out
     assert main(["play", "kozyr-boys", "--deals", "4"]) == 2
