@@ -93,14 +93,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 def follow(server: str, token: str, challenge: dict[str, Any], seconds: float) -> dict[str, Any]:
-    """Poll the challenge until all its matches are done (or ``seconds`` pass)."""
+    """Poll the challenge until all its matches are done (or ``seconds`` pass), printing a line
+    each time its matches move on, so a long wait behind other matches is not silent."""
     deadline = time.monotonic() + seconds
     delay = 1.0
+    shown = progress(challenge)
     while challenge["status"] not in DONE and time.monotonic() < deadline:
         time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
         challenge = get_json(server, f"/challenges/{challenge['id']}", token)["data"]
         delay = min(delay * 1.5, 5.0)
+        if progress(challenge) != shown:
+            shown = progress(challenge)
+            print(f"{time.strftime('%H:%M:%S')} {shown}", flush=True)
     return challenge
+
+
+def progress(challenge: dict[str, Any]) -> str:
+    """How many of the challenge's matches are in each state, e.g. ``1 running, 3 queued``."""
+    counts: dict[str, int] = {}
+    for match in challenge["matches"]:
+        status = clean(match["status"])
+        counts[status] = counts.get(status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
 
 
 def report(server: str, challenge: dict[str, Any]) -> int:
