@@ -124,9 +124,11 @@ def report(server: str, challenge: dict[str, Any]) -> int:
     for row in challenge["standings"]:
         average = row["average_place"]
         place = "-" if average is None else f"{average:.2f}"
+        # The bot on its own line: a long name (up to 64 characters) never pushes the figures
+        # past an 80-column terminal's edge.
+        print(f"  {clean(row['bot'])} v{clean(row['version'])} ({clean(row['owner'])})")
         print(
-            f"  {clean(row['bot'])} v{clean(row['version'])} ({clean(row['owner'])}): "
-            f"{row['wins']} wins of {row['matches']}, average place {place}, "
+            f"      {row['wins']} wins of {row['matches']}, average place {place}, "
             f"{row['errors']} with errors"
         )
     for match in challenge["matches"]:

@@ -42,3 +42,19 @@ def test_following_prints_each_change_once(
 def test_progress_escapes_what_the_server_says() -> None:
     # A status from the server never reaches the terminal as an escape sequence.
     assert cli.progress(state("run\x1b[2Jning")) == "1 run\\x1b[2Jning"
+
+
+def test_the_results_fit_80_columns_whatever_the_bot_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = state("finished", "finished")
+    row = {"version": 1, "owner": "demo", "wins": 2, "matches": 2, "average_place": 1.0}
+    long = {**row, "bot": "svoi-kozyri-heuristic-" + "x" * 20, "errors": 0}
+    done["standings"] = [{**row, "bot": "svoi-kozyri-heuristic", "errors": 0}, long]
+    for match in done["matches"]:
+        match["replay_url"] = f"/api/v1/matches/{match['id']}/replay"
+    assert cli.report("http://127.0.0.1:8000", done) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "  svoi-kozyri-heuristic v1 (demo)" in lines
+    assert "      2 wins of 2, average place 1.00, 0 with errors" in lines
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
