@@ -24,7 +24,7 @@ def register(subparsers: Any) -> None:
         "SEAT per seat of the ladder; at least one of them yours) and print its results. It "
         "plays ahead of the ladders and never changes a rating.",
     )
-    parser.add_argument("ladder", metavar="LADDER", help="ladder slug, e.g. svoi-kozyri-2p-modern")
+    parser.add_argument("ladder", metavar="LADDER", help="ladder slug, e.g. challenge-2p-standard")
     parser.add_argument(
         "seats",
         metavar="SEAT",
@@ -98,14 +98,28 @@ def run(args: argparse.Namespace) -> int:
 
 
 def follow(server: str, token: str, challenge: dict[str, Any], seconds: float) -> dict[str, Any]:
-    """Poll the challenge until all its matches are done (or ``seconds`` pass)."""
+    """Poll the challenge until all its matches are done (or ``seconds`` pass), printing a line
+    each time its matches move on, so a long wait behind other matches is not silent."""
     deadline = time.monotonic() + seconds
     delay = 1.0
+    shown = progress(challenge)
     while challenge["status"] not in DONE and time.monotonic() < deadline:
         time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
         challenge = get_json(server, f"/challenges/{challenge['id']}", token)["data"]
         delay = min(delay * 1.5, 5.0)
+        if progress(challenge) != shown:
+            shown = progress(challenge)
+            print(f"{time.strftime('%H:%M:%S')} {shown}", flush=True)
     return challenge
+
+
+def progress(challenge: dict[str, Any]) -> str:
+    """How many of the challenge's matches are in each state, e.g. ``1 running, 3 queued``."""
+    counts: dict[str, int] = {}
+    for match in challenge["matches"]:
+        status = clean(match["status"])
+        counts[status] = counts.get(status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
 
 
 def report(server: str, challenge: dict[str, Any]) -> int:
@@ -116,9 +130,11 @@ def report(server: str, challenge: dict[str, Any]) -> int:
         average = row["average_place"]
         numeric = isinstance(average, (int, float))
         place = f"{average:.2f}" if numeric else "-" if average is None else clean(average)
+        # The bot on its own line: a long name (up to 64 characters) never pushes the figures
+        # past an 80-column terminal's edge.
+        print(f"  {clean(row['bot'])} v{clean(row['version'])} ({clean(row['owner'])})")
         print(
-            f"  {clean(row['bot'])} v{clean(row['version'])} ({clean(row['owner'])}): "
-            f"{clean(row['wins'])} wins of {clean(row['matches'])}, average place {place}, "
+            f"      {clean(row['wins'])} wins of {clean(row['matches'])}, average place {place}, "
             f"{clean(row['errors'])} with errors"
         )
     for match in challenge["matches"]:

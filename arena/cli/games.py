@@ -75,8 +75,15 @@ def detail(console: Console, spec: GameSpec) -> None:
     variants.add_column("settings")
     for name, settings in info["variants"].items():
         mark = " (default)" if name == spec.default_variant else ""
-        variants.add_row(name + mark, orjson.dumps(settings).decode())
+        variants.add_row(name + mark, settings_text(settings))
     console.print(uncut(variants, "variant"))
+
+
+def settings_text(settings: JSON) -> str:
+    """A variant's settings as ``name=value`` pairs (values as JSON), split between pairs rather
+    than inside a name on a narrow terminal; ``(defaults)`` when it changes nothing."""
+    pairs = [f"{key}={orjson.dumps(value).decode()}" for key, value in settings.items()]
+    return ", ".join(pairs) or "(defaults)"
 
 
 def as_json(game: str | None) -> JSON:

@@ -204,7 +204,10 @@ def run(args: argparse.Namespace) -> int:
         hook = Commentary(console, names, args.every, args.delay, start)
     replay = record_builtin_match(state, agents, names, agent_rng(seed), on_step=hook)
     console.print(render_result(replay["result"], names))
-    console.print(f"{len(replay['steps'])} actions, {state.deal_index + 1} deals, seed {seed}")
+    deals = state.deal_index + 1
+    console.print(
+        f"{len(replay['steps'])} actions, {deals} deal{'' if deals == 1 else 's'}, seed {seed}"
+    )
     if args.replay:
         write_replay(args.replay, replay)
         console.print(f"replay saved to {args.replay}")

@@ -147,8 +147,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         version = upload(server, token, manifest.name, data)
         number, key = clean(version["number"]), clean(version["id"])
-        print(f"uploaded {manifest.name} version {number} (id {key})")
+        print(f"uploaded {manifest.name} version {number} (version id {key})")
         if version.get("bot_id") is not None:
+            # The bot id, not the version id, is what `arena challenge` and the API take.
             print(f"bot page: {server}/bots/{clean(version['bot_id'])}", flush=True)
         if args.wait > 0 and version["status"] not in SETTLED:
             version = wait_for(server, token, version, args.wait)

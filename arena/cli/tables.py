@@ -41,9 +41,13 @@ def fitted(console: Console, table: Table, *optional: str) -> Table:
 
 def _least_width(table: Table) -> int:
     """The width of ``table`` (as ``uncut`` draws it) with no word split: the longest word of
-    each column, and three characters between columns."""
+    each column, or its whole header (a header such as ``strikes`` split over two lines reads
+    as two words), and three characters between columns."""
     widths = [
-        max(cell_len(word) for cell in [column.header, *column.cells] for word in _words(cell))
+        max(
+            cell_len(_plain(column.header)),
+            *(cell_len(word) for cell in column.cells for word in _words(cell)),
+        )
         for column in table.columns
     ]
     return sum(widths) + 3 * (len(widths) - 1)

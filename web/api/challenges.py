@@ -68,7 +68,8 @@ def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
     user = auth.writer()
     ladder = queries.ladder_by_slug(body["ladder"])
     if ladder is None:
-        abort(404, description=f"no ladder {body['ladder']!r}")
+        known = ", ".join(sorted(queries.ladder_slugs().values())) or "none yet"
+        abort(404, description=f"no ladder {body['ladder']!r}; the ladders: {known}")
     entries = [service.Entry(e["bot"], e.get("version")) for e in body["entries"]]
     try:
         made = service.create(user, ladder, entries, body["deals"])

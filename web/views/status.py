@@ -70,6 +70,9 @@ def bot_state(bot: Bot) -> BotState:
     note = ""
     if newest is not None:
         note = f"Version {newest.number} {version_stage(newest)[1]}."
+    if bot.status == BotStatus.RETIRED and not pending:
+        # Not the newest version's own status ("a newer version plays"): no version plays.
+        note = "Retired by its owner: no version plays. Choose one below, or upload a new one."
     if bot.status != BotStatus.ACTIVE:
         return BotState(str(bot.status), note, pending)
     if bot.active_version() is not None:

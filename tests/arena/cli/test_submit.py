@@ -35,7 +35,7 @@ class Script:
 
 
 def version(status: str) -> str:
-    data = {"id": 1, "number": 1, "status": status, "error": None}
+    data = {"id": 1, "bot_id": 7, "number": 1, "status": status, "error": None}
     return json.dumps({"data": data})
 
 
@@ -95,7 +95,8 @@ def test_a_wait_survives_server_errors_and_says_each_stage(
                       (200, version("active"))]  # fmt: skip
     assert submit(url, "--wait") == 0
     out = capsys.readouterr().out
-    assert "uploaded challenge-random version 1 (id 1)" in out
+    assert "uploaded challenge-random version 1 (version id 1)" in out
+    assert f"bot page: {url}/bots/7\n" in out  # the bot id `arena challenge` takes, and its page
     assert out.count("server trouble (500") == 1 and "server trouble (503" in out
     assert "still uploaded, retrying" in out and "still building, retrying" in out
     stages = [line.split(" ", 1)[1] for line in out.splitlines() if line[:2].isdigit()]

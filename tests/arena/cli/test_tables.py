@@ -76,3 +76,15 @@ def test_a_long_bot_name_stays_whole_in_the_standings(
     lines = lines_of(capsys.readouterr().out)
     assert any(line.split()[:2] == ["1", LONG] or LONG in line for line in lines)
     assert any("svoi-kozyri-heuristic" in line for line in lines)
+
+
+def test_match_headers_are_never_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Three sample bots with names of 18 to 21 characters: at 80 columns a column gives way
+    # rather than a header such as "strikes" breaking into "strike" and "s".
+    bots = [str(SAMPLES / "python" / f"svoi-kozyri-{kind}") for kind in ("random", "heuristic")]
+    argv = ["match", "svoi-kozyri", *bots, "builtin:greedy", "--sandbox", "none", "--quiet",
+            "--deals", "1", "--seed", "1", "--replay", str(tmp_path / "m.json")]  # fmt: skip
+    main(argv)
+    lines = lines_of(capsys.readouterr().out)
+    header = next(line for line in lines if line.split()[:2] == ["place", "seat"])
+    assert "strikes" in header.split() and "status" in header.split()

@@ -213,6 +213,10 @@ def test_a_newcomer_reaches_the_ladder_and_watches_the_bot_play(
     finished_as_such(page)
     page_fits(page, "the match page")
     assert page.locator("table.seats th:has-text('Status')").is_visible()
+    options = page.eval_on_selector_all(
+        "code.command span", "spans => spans.map(s => [s.textContent, s.getClientRects().length])"
+    )
+    assert options == [["--server", 1], ["--verify", 1]], "no option of the command is split"
     steps = watch_from_its_seat(page)
     no_part_covers_another(page, steps, "newcomer-8-match-seat-390")
     slider = page.eval_on_selector(".rv-range", "r => r.getBoundingClientRect().width")

@@ -107,6 +107,8 @@ def test_challenges_are_refused_with_their_reason(client: FlaskClient, world: Wo
     assert "at least one of your own bots" in answer.get_json()["error"]["message"]
     answer = _challenge(client, world, "alice", ladder="no-such-ladder")
     assert answer.status_code == 404 and "no-such-ladder" in answer.get_json()["error"]["message"]
+    # ... and names the ladders there are, so the next try can be right
+    assert f"the ladders: {world.ladder.slug}" in answer.get_json()["error"]["message"]
     body = {"ladder": world.ladder.slug, "entries": [{"bot": mine}, {"bot": theirs}]}
     anonymous = client.post("/api/v1/challenges", json=body)
     assert anonymous.status_code == 401

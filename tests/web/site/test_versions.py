@@ -142,6 +142,9 @@ def test_retiring_stops_the_bot_and_a_chosen_version_brings_it_back(
     assert world.running.status == "running", "a running match is left to finish"
     standing = client.get(f"/api/v1/ladders/{world.ladder.slug}").get_json()["data"]["standings"]
     assert {s["bot"]: s["status"] for s in standing}["alice-bot"] == "retired"
+    page = client.get(f"/bots/{bot_id}").get_data(as_text=True)
+    assert "Retired by its owner: no version plays." in page
+    assert "a newer version does" not in page, "no version plays, newer or chosen"
     back = _play(client, world, "alice", 1).get_json()["data"]
     assert back["status"] == "active" and back["playing"] == 1
     # A paused bot, too, plays again once its owner chooses a version (as a new upload does).
