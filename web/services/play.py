@@ -32,7 +32,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import attempts, matches, ratings
+from web.services import attempts, events, matches, ratings, seatlogs
 from web.services.queue import MATCHES, send_match
 
 # A process that plays matches must have everyone who listens for their end registered: the
@@ -76,6 +76,7 @@ def play_match(match_id: int, *, redelivered: bool = False) -> str:
                 live = LiveReplay(match_id, attempt, config, seed, seats)
                 outcome = engine.run(config, seats, seed, on_step=live.on_step)
             replay_rel = _store_replay(outcome.replay)
+            outcome.extra["log_bytes"] = seatlogs.store(match_id, outcome.stderr)
         except Exception as exc:  # the match could not be played: give the claim back
             return _give_back(match_id, attempt, exc, live)
         finished = attempts.patiently(
@@ -401,6 +402,8 @@ def _record_seats(match: Match, outcome: engine.Outcome) -> None:
         seat.score = outcome.scores[k] if k < len(outcome.scores) else None
         seat.strikes = outcome.strikes[k]
         seat.cpu_seconds = outcome.cpu_seconds[k]
+        sizes = outcome.extra.get("log_bytes") or []
+        seat.log_bytes = sizes[k] if k < len(sizes) else None
         if match.kind != MatchKind.CHALLENGE:  # an author's test run: it pauses no bot
             _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
 
@@ -419,6 +422,7 @@ def _count_failure(bot: Bot, status: str, forfeited: bool, match_id: int, limit:
             f"(the last, match {match_id}, ended with status {status!r}); "
             "upload a fixed version or resume the bot"
         )
+        events.emit(bot, events.BOT_SUSPENDED, f"{bot.name} was suspended: {bot.paused_reason}")
 
 
 def _after_finish(match_id: int) -> None:
