@@ -92,13 +92,11 @@ def bulk_matches(
     """The bot's finished matches to download, newest first, at most ``BULK_REPLAYS_MAX``."""
     query = (
         select(Match)
-        .join(MatchSeat, MatchSeat.match_id == Match.id)
         .where(
-            MatchSeat.bot_id == bot.id,
+            Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot.id)),
             Match.status == MatchStatus.FINISHED,
             Match.replay_path.is_not(None),
         )
-        .distinct()
         .order_by(Match.finished_at.desc(), Match.id.desc())
     )
     if since is not None:
