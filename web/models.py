@@ -397,6 +397,17 @@ class BotEvent(db.Model):  # type: ignore[name-defined]
     bot: Mapped[Bot] = relationship()
     version: Mapped[BotVersion | None] = relationship()
 
+    def to_json(self) -> dict[str, Any]:
+        """The event as the API and the webhooks send it."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "bot_id": self.bot_id,
+            "version": self.version.number if self.version is not None else None,
+            "message": self.message,
+            "created_at": self.created_at.isoformat() + "Z",
+        }
+
 
 class Webhook(db.Model):  # type: ignore[name-defined]
     """An owner's subscription: every event of their bots is POSTed, signed, to ``url``."""

@@ -104,6 +104,7 @@ def seat_log(match_id: int, seat: int) -> Response:
 
 def bulk_response(found: Bot, user: User, args: dict[str, Any]) -> Response:
     """The streamed zip of ``found``'s replays that ``args`` asks for (site and API)."""
+
     def day(value: Any) -> datetime | None:
         return None if value is None else datetime(value.year, value.month, value.day)
 
@@ -141,7 +142,7 @@ def bulk_replays(args: dict[str, Any], bot_id: int) -> Response:
 def bot_events(bot_id: int) -> dict[str, Any]:
     """The bot's latest events (a version active or failed, the bot suspended): owner only."""
     found = _own_bot(bot_id)
-    return envelope([events.as_json(e) for e in events.recent(found)])
+    return envelope([e.to_json() for e in events.recent(found)])
 
 
 def _hook_json(hook: Webhook, secret: bool = False) -> dict[str, Any]:
@@ -197,7 +198,7 @@ def delivery_json(delivery: WebhookDelivery) -> dict[str, Any]:
     return {
         "id": delivery.id,
         "webhook_id": delivery.webhook_id,
-        "event": events.as_json(delivery.event),
+        "event": delivery.event.to_json(),
         "status": delivery.status,
         "tries": delivery.tries,
         "last_code": delivery.last_code,

@@ -20,6 +20,8 @@ from sqlalchemy import select
 
 from web.extensions import db
 from web.models import Bot, BotEvent, BotVersion, Webhook, WebhookDelivery
+from web.services import webhooks
+from web.services.queue import after_commit
 
 VERSION_ACTIVE: Final = "version_active"
 VERSION_FAILED: Final = "version_failed"
@@ -31,9 +33,6 @@ SHOWN = 20
 
 def emit(bot: Bot, kind: str, message: str, version: BotVersion | None = None) -> BotEvent:
     """Record ``kind`` for ``bot`` and queue its deliveries for after the commit."""
-    from web.services.queue import after_commit
-    from web.services.webhooks import send
-
     event = BotEvent(bot=bot, version=version, kind=kind, message=message)
     db.session.add(event)
     hooks = db.session.scalars(select(Webhook).where(Webhook.user_id == bot.owner_id)).all()
@@ -47,7 +46,7 @@ def emit(bot: Bot, kind: str, message: str, version: BotVersion | None = None) -
         def send_after_commit() -> None:
             with app.app_context():
                 for delivery_id in ids:
-                    send(delivery_id)
+                    webhooks.send(delivery_id)
 
         after_commit(send_after_commit)
     return event
@@ -62,16 +61,3 @@ def recent(bot: Bot, limit: int = SHOWN) -> list[BotEvent]:
         .limit(limit)
     )
     return list(db.session.scalars(query))
-
-
-def as_json(event: BotEvent) -> dict[str, object]:
-    """An event as the API and the webhooks send it."""
-    version = event.version
-    return {
-        "id": event.id,
-        "kind": event.kind,
-        "bot_id": event.bot_id,
-        "version": version.number if version is not None else None,
-        "message": event.message,
-        "created_at": event.created_at.isoformat() + "Z",
-    }

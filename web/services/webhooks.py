@@ -38,7 +38,6 @@ from sqlalchemy import func, select
 
 from web.extensions import db
 from web.models import User, Webhook, WebhookDelivery, utcnow
-from web.services import events
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +148,7 @@ def deliver(delivery_id: int) -> str:
     if delivery is None or delivery.status != PENDING:
         return "gone" if delivery is None else delivery.status
     hook = delivery.webhook
-    body = orjson.dumps(events.as_json(delivery.event))
+    body = orjson.dumps(delivery.event.to_json())
     timestamp = str(int(time.time()))
     headers = {
         "Content-Type": "application/json",
