@@ -10,18 +10,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import io
+import os
+import subprocess
 import threading
 import zipfile
 from collections.abc import Iterator
 from datetime import date, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.web.site.conftest import World, csrf_from, login
+from tests.web.conftest import ROOT
+from tests.web.site.conftest import LiveServer, World, csrf_from, login
+from tests.web.site.test_cli import arena
 
 ALICE_LOG = "alice's bot thinks: my hand is 7S 8S\n"
 MALLORY_LOG = "mallory's bot thinks: my hand is AH KH\n"
@@ -348,3 +353,28 @@ def test_the_webhooks_page_adds_shows_the_secret_once_and_removes(
     assert taken.status_code == 404
     client.post(f"/account/webhooks/{hook.id}/delete", data={"csrf_token": csrf_from(page)})
     assert db.session.query(Webhook).count() == 0
+
+
+def test_arena_fetch_logs_saves_the_owners_seat_logs_only(
+    live_server: LiveServer, world: World, tmp_path: Path
+) -> None:
+    match = _with_logs(world)
+    out = tmp_path / "m.json"
+    done = subprocess.run(
+        arena("fetch", str(match.id), "--server", live_server.url, "--out", str(out), "--logs",
+              "--token", world.tokens["alice"]),
+        capture_output=True, text=True, timeout=120, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert (tmp_path / f"match-{match.id}-seat0.log").read_text() == ALICE_LOG
+    assert not (tmp_path / f"match-{match.id}-seat1.log").exists()
+    assert "seat 0's whole log" in done.stdout
+    anonymous = subprocess.run(
+        arena("fetch", str(match.id), "--server", live_server.url, "--out", str(out), "--logs"),
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env=_without_token(),
+    )  # fmt: skip
+    assert anonymous.returncode == 1 and "--logs needs your API token" in anonymous.stderr
+
+
+def _without_token() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "ARENA_TOKEN"}

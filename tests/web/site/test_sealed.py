@@ -130,6 +130,7 @@ def every_url(app: Flask, world: World, group: Group) -> list[str]:
         "tournament_id": [group.tournament.id] if group.tournament else [],
         "name": [GAME],
         "challenge_id": [_challenge_of(world, group)],
+        "seat": [0, 1],
     }
     adapter = app.url_map.bind("localhost")
     urls = []
