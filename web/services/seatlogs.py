@@ -95,7 +95,6 @@ def bulk_matches(
         .where(
             Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot.id)),
             Match.status == MatchStatus.FINISHED,
-            Match.replay_path.is_not(None),
         )
         .order_by(Match.finished_at.desc(), Match.id.desc())
     )
