@@ -101,8 +101,10 @@ def move(version: BotVersion, to: VersionStatus, reason: str | None = None) -> N
         raise IllegalMove(f"version {version.id}: {version.status} cannot become {to}")
     version.status = to
     if to in (S.ACTIVE, S.REJECTED):
-        bot = version.bot or db.session.get(Bot, version.bot_id)
-        if bot is None:  # pragma: no cover - a version always belongs to a bot
+        bot = version.bot
+        if bot is None and version.bot_id is not None:
+            bot = db.session.get(Bot, version.bot_id)
+        if bot is None:  # a version of no bot yet (not stored): nobody to tell
             return
         if to == S.ACTIVE:
             text = f"{bot.name} version {version.number} is active: it plays the ladders"
