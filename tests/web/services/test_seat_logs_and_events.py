@@ -4,6 +4,7 @@ events its owner is told of, once each, with a delivery to each of their webhook
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,7 +12,8 @@ from flask import Flask
 from sqlalchemy import select
 
 from arena.connection import STDERR_LOG_BYTES
-from tests.web.conftest import require_bwrap, sample_version
+from tests.web.conftest import Worker, require_bwrap, sample_version, wait_for
+from tests.web.site.test_owner_tools import Receiver
 from web.extensions import db
 from web.models import BotEvent, BotStatus, Match, WebhookDelivery
 from web.services import ladders, matches, play, seatlogs, webhooks
@@ -79,3 +81,36 @@ def test_a_suspended_bot_is_an_event_delivered_to_its_owners_webhook(
     assert not db.session.scalars(
         select(BotEvent).where(BotEvent.bot_id == good.bot_id, BotEvent.kind == "bot_suspended")
     ).all()
+
+
+def test_a_real_worker_delivers_a_webhook_after_a_failed_try(
+    pg_app: Flask, start_worker: Callable[..., Worker]
+) -> None:
+    """The Celery task tries, the receiver (on 127.0.0.1) answers 500, the task is sent again
+    after the backoff and the second try is delivered, signed with the webhook's secret."""
+    from web.models import Bot
+    from web.services import events, users
+
+    pg_app.config.update(WEBHOOK_ALLOW_PRIVATE=True, WEBHOOK_BACKOFF=0.5, WEBHOOK_MAX_TRIES=3)
+    start_worker(pg_app, queues="default")
+    owner = users.get_or_create_user("hooked", house=False)
+    bot = Bot(owner=owner, name="hooked-bot")
+    db.session.add(bot)
+    with Receiver([500, 200]) as receiver:
+        hook = webhooks.subscribe(owner, receiver.url)
+        db.session.flush()
+        events.emit(bot, events.BOT_SUSPENDED, "hooked-bot was suspended: a test")
+        db.session.commit()
+
+        def delivered() -> WebhookDelivery | None:
+            db.session.expire_all()
+            found = db.session.scalars(select(WebhookDelivery)).one()
+            db.session.rollback()
+            return found if found.status != "pending" else None
+
+        done = wait_for(delivered, 60, "the delivery to settle")
+    assert (done.status, done.tries, done.last_code) == ("delivered", 2, 200)
+    headers, body = receiver.received[-1]
+    stamp = headers["X-Arena-Timestamp"]
+    assert headers["X-Arena-Signature"] == webhooks.signature(hook.secret, stamp, body)
+    assert b'"kind":"bot_suspended"' in body

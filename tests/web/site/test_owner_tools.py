@@ -134,7 +134,7 @@ def test_replays_download_in_bulk_for_the_owner_without_sealed_matches(
     assert set(_zip(sealed.get_data())) == {"README.txt"}
 
 
-class _Receiver:
+class Receiver:
     """An HTTP receiver on 127.0.0.1: answers each POST with the next status of ``statuses``."""
 
     def __init__(self, statuses: list[int]) -> None:
@@ -161,7 +161,7 @@ class _Receiver:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.url = f"http://127.0.0.1:{self.server.server_port}/hook?x=1"
 
-    def __enter__(self) -> _Receiver:
+    def __enter__(self) -> Receiver:
         self.thread.start()
         return self
 
@@ -205,7 +205,7 @@ def test_an_event_is_signed_delivered_retried_and_listed(
     from web.services import webhooks
 
     app.config.update(WEBHOOK_ALLOW_PRIVATE=True, WEBHOOK_BACKOFF=30.0, WEBHOOK_MAX_TRIES=3)
-    with _Receiver([500, 200]) as receiver:
+    with Receiver([500, 200]) as receiver:
         made = client.post(
             "/api/v1/webhooks", json={"url": receiver.url}, headers=_bearer(world, "alice")
         )
@@ -260,7 +260,7 @@ def test_failures_are_tried_a_bounded_number_of_times_and_redirects_are_not_foll
     from web.services import webhooks
 
     app.config.update(WEBHOOK_ALLOW_PRIVATE=True, WEBHOOK_BACKOFF=10.0, WEBHOOK_MAX_TRIES=2)
-    with _Receiver([302, 302, 302]) as receiver:
+    with Receiver([302, 302, 302]) as receiver:
         webhooks.subscribe(world.owner, receiver.url)
         db.session.commit()
         _activate_new_version(world)
@@ -308,7 +308,7 @@ def test_a_name_that_resolves_to_a_private_address_is_refused_at_delivery(
     from web.models import WebhookDelivery
     from web.services import webhooks
 
-    with _Receiver([200]) as receiver:
+    with Receiver([200]) as receiver:
         url = receiver.url.replace("127.0.0.1", "localhost")
         webhooks.subscribe(world.owner, url)  # a name: where it leads is checked when sending
         db.session.commit()
