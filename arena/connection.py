@@ -20,8 +20,9 @@ from typing import BinaryIO
 from arena.protocol import MAX_LINE_BYTES, LineReader, LineTooLong
 from sandbox.base import BotProcess
 
-STDERR_LOG_BYTES = 256 * 1024
-"""stderr kept per seat for the whole match (the first part; the rest is counted, not kept)."""
+STDERR_LOG_BYTES = 1 << 20
+"""stderr kept per seat for the whole match, 1 MiB (the first part; the rest is counted, not
+kept, and the cut is marked in the text)."""
 
 STDERR_STEP_BYTES = 2048
 """stderr kept per step in the replay (the last part written since the seat's previous step)."""

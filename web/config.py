@@ -65,6 +65,13 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "SETTLED_SIGMA": 2.5,
         "SETTLED_INTERVAL": 600.0,
         "PAUSE_AFTER_FAILURES": 5,
+        # Owners' webhooks (web.services.webhooks): refuse private, loopback and link-local
+        # destinations unless this is set (development only); seconds per try; tries; the
+        # first retry's delay in seconds (doubled after each failed try).
+        "WEBHOOK_ALLOW_PRIVATE": False,
+        "WEBHOOK_TIMEOUT": 5.0,
+        "WEBHOOK_MAX_TRIES": 6,
+        "WEBHOOK_BACKOFF": 30.0,
         "VALIDATION_MATCH": True,
         "WORKER_CONCURRENCY": 2,
         "VISIBILITY_TIMEOUT": 3600,

@@ -345,6 +345,8 @@ class MatchSeat(db.Model):  # type: ignore[name-defined]
     think_ms_p50: Mapped[float | None]
     think_ms_p90: Mapped[float | None]
     think_ms_max: Mapped[float | None]
+    log_bytes: Mapped[int | None]
+    """Size of the seat's whole stderr log as stored (``web.services.seatlogs``); None: none."""
 
     match: Mapped[Match] = relationship(back_populates="seats")
     bot: Mapped[Bot] = relationship()
@@ -390,3 +392,65 @@ class RatingChange(db.Model):  # type: ignore[name-defined]
     mu_after: Mapped[float]
     sigma_after: Mapped[float]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class BotEvent(db.Model):  # type: ignore[name-defined]
+    """Something an owner is told about one of their bots (``web.services.events``)."""
+
+    __tablename__ = "bot_events"
+    __table_args__ = (Index("ix_bot_events_bot_created", "bot_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"))
+    version_id: Mapped[int | None] = mapped_column(ForeignKey("bot_versions.id"))
+    kind: Mapped[str] = mapped_column(String(32))
+    message: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    bot: Mapped[Bot] = relationship()
+    version: Mapped[BotVersion | None] = relationship()
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as the API and the webhooks send it."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "bot_id": self.bot_id,
+            "version": self.version.number if self.version is not None else None,
+            "message": self.message,
+            "created_at": self.created_at.isoformat() + "Z",
+        }
+
+
+class Webhook(db.Model):  # type: ignore[name-defined]
+    """An owner's subscription: every event of their bots is POSTed, signed, to ``url``."""
+
+    __tablename__ = "webhooks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    url: Mapped[str] = mapped_column(String(2048))
+    secret: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    user: Mapped[User] = relationship()
+
+
+class WebhookDelivery(db.Model):  # type: ignore[name-defined]
+    """One event sent (or being sent) to one webhook: its tries and how the last one went."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (Index("ix_webhook_deliveries_hook_created", "webhook_id", "created_at"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    webhook_id: Mapped[int] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"))
+    event_id: Mapped[int] = mapped_column(ForeignKey("bot_events.id"), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    tries: Mapped[int] = mapped_column(default=0)
+    last_code: Mapped[int | None]
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    done_at: Mapped[datetime | None]
+
+    webhook: Mapped[Webhook] = relationship()
+    event: Mapped[BotEvent] = relationship()

@@ -109,3 +109,11 @@ def take_back_lapsed() -> list[int]:
     if report.requeued or report.failed:
         log.info("lapsed leases: queued again %s, failed %s", report.requeued, report.failed)
     return report.requeued
+
+
+@shared_task(name="web.tasks.deliver_webhook", **_RETRY)
+def deliver_webhook(delivery_id: int) -> str:
+    """One try of a webhook delivery; the next try is scheduled by the service on failure."""
+    from web.services.webhooks import deliver
+
+    return deliver(delivery_id)

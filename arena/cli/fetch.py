@@ -24,6 +24,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--verify", action="store_true", help="re-simulate it and compare with what it records"
     )
+    parser.add_argument(
+        "--logs",
+        action="store_true",
+        help="also download the whole stderr log of each seat your bots held (needs --token): "
+        "match-<id>-seat<k>.log next to the replay",
+    )
     parser.set_defaults(func=run)
 
 
@@ -56,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     write_replay(out, replay, indent=True)
     steps, seed = len(replay["steps"]), clean(replay["seed"])
     print(f"match {args.match_id}: {steps} steps, seed {seed} -> {clean(out)}")
+    if args.logs and not _fetch_logs(server, args, len(replay["seats"]), out):
+        return 1
     if not args.verify:
         return 0
     problems = verify(replay)
@@ -63,3 +71,28 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {clean(problem)}")
     print(f"{clean(out)}: {'FAILED' if problems else 'OK (same seed, same result)'}")
     return 1 if problems else 0
+
+
+def _fetch_logs(server: str, args: argparse.Namespace, seats: int, out: Path) -> bool:
+    """Save the whole log of each seat the token's owner may read; False on a server error."""
+    token = token_of(args.token)
+    if not token:
+        print("arena fetch: --logs needs your API token (--token or ARENA_TOKEN)", file=sys.stderr)
+        return False
+    saved = 0
+    for seat in range(seats):
+        path = f"/matches/{args.match_id}/seats/{seat}/log"
+        try:
+            text = request(server, path, token=token)
+        except ServerError as exc:
+            if exc.status == 404:  # not one of your seats, or the seat wrote nothing
+                continue
+            print(f"arena fetch: seat {seat}'s log: {clean(exc)}", file=sys.stderr)
+            return False
+        target = out.with_name(f"match-{args.match_id}-seat{seat}.log")
+        target.write_bytes(text)
+        saved += 1
+        print(f"seat {seat}'s whole log, {len(text)} bytes -> {clean(target)}")
+    if not saved:
+        print(f"match {args.match_id}: no seat log of yours (none of its seats, or none wrote)")
+    return True

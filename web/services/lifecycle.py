@@ -62,7 +62,7 @@ from web.models import (
     VersionStatus,
     utcnow,
 )
-from web.services import attempts, building, ladders, ratings
+from web.services import attempts, building, events, ladders, ratings
 from web.services.matches import Ended, cancel_retired, create_match, when_ended
 from web.services.queue import PREPARE_TASK, after_commit, send_task, version_ids_in_broker
 from web.storage import get_storage
@@ -92,11 +92,27 @@ class IllegalMove(RuntimeError):
     """A move that ``MOVES`` does not allow: a bug, never a bot's doing."""
 
 
-def move(version: BotVersion, to: VersionStatus) -> None:
-    """Set ``version``'s status to ``to``, if ``MOVES`` allows it (else ``IllegalMove``)."""
+def move(version: BotVersion, to: VersionStatus, reason: str | None = None) -> None:
+    """Set ``version``'s status to ``to``, if ``MOVES`` allows it (else ``IllegalMove``).
+
+    Becoming active or rejected (``reason`` says why) is an event its owner is told of
+    (``web.services.events``): emitted here, the one place every status change goes through.
+    """
     if to not in MOVES[version.status]:
         raise IllegalMove(f"version {version.id}: {version.status} cannot become {to}")
     version.status = to
+    if to in (S.ACTIVE, S.REJECTED):
+        bot = version.bot
+        if bot is None and version.bot_id is not None:
+            bot = db.session.get(Bot, version.bot_id)
+        if bot is None:  # a version of no bot yet (not stored): nobody to tell
+            return
+        if to == S.ACTIVE:
+            text = f"{bot.name} version {version.number} is active: it plays the ladders"
+            events.emit(bot, events.VERSION_ACTIVE, text, version)
+        else:
+            text = f"{bot.name} version {version.number} failed: {reason or 'refused'}"
+            events.emit(bot, events.VERSION_FAILED, text, version)
 
 
 # --- the stages ---------------------------------------------------------------------------
@@ -117,7 +133,7 @@ def accept(version: BotVersion, files: int) -> None:
 
 def reject(version: BotVersion, reason: str) -> None:
     """The version is refused for good; ``reason`` is for its owner."""
-    move(version, S.REJECTED)
+    move(version, S.REJECTED, reason)
     version.error = reason
     log.info("bot version %s rejected: %s", version.id, reason)
 

@@ -34,7 +34,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import attempts, matches, ratings, stats
+from web.services import attempts, events, matches, ratings, seatlogs, stats
 from web.services import live as live_feed
 from web.services.queue import MATCHES, send_match
 
@@ -82,6 +82,7 @@ def play_match(match_id: int, *, redelivered: bool = False) -> str:
                 watchers = [live.on_step] + ([feed.on_step] if feed is not None else [])
                 outcome = engine.run(config, seats, seed, on_step=_each(*watchers))
             replay_rel = _store_replay(outcome.replay)
+            outcome.extra["log_bytes"] = seatlogs.store(match_id, outcome.stderr)
         except Exception as exc:  # the match could not be played: give the claim back
             if feed is not None:
                 feed.close("given back")
@@ -424,6 +425,8 @@ def _record_seats(match: Match, outcome: engine.Outcome) -> None:
         think = stats.think_summary(outcome.replay.get("steps") or [], k)
         seat.moves, seat.think_ms_p50 = think.moves, think.p50
         seat.think_ms_p90, seat.think_ms_max = think.p90, think.most
+        sizes = outcome.extra.get("log_bytes") or []
+        seat.log_bytes = sizes[k] if k < len(sizes) else None
         if match.kind != MatchKind.CHALLENGE:  # an author's test run: it pauses no bot
             _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
 
@@ -442,6 +445,7 @@ def _count_failure(bot: Bot, status: str, forfeited: bool, match_id: int, limit:
             f"(the last, match {match_id}, ended with status {status!r}); "
             "upload a fixed version or resume the bot"
         )
+        events.emit(bot, events.BOT_SUSPENDED, f"{bot.name} was suspended: {bot.paused_reason}")
 
 
 def _after_finish(match_id: int) -> None:

@@ -30,13 +30,26 @@ def register(app: Flask) -> None:
         home,
         ladders,
         matches,
+        owner,
         tournaments,
         users,
         viewer,
     )
 
     app.url_map.converters["id"] = IdConverter
-    modules = (auth, home, ladders, bots, matches, challenges, tournaments, users, admin, viewer)
+    modules = (
+        auth,
+        home,
+        ladders,
+        bots,
+        matches,
+        challenges,
+        tournaments,
+        users,
+        owner,
+        admin,
+        viewer,
+    )
     for module in modules:
         app.register_blueprint(module.bp)
     app.register_error_handler(HTTPException, handle_http_error)

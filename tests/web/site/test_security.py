@@ -347,6 +347,7 @@ def every_get_url(app: Flask, world: World) -> list[str]:
         "version_id": [v.id for v in world.versions],
         "match_id": [world.finished.id, world.running.id],
         "username": ["alice", "mallory"],
+        "seat": [0, 1],
     }
     urls = []
     for rule in app.url_map.iter_rules():
@@ -369,8 +370,10 @@ def every_get_url(app: Flask, world: World) -> list[str]:
 def test_no_route_shows_another_owners_code_logs_or_seat_text(app: Flask, world: World) -> None:
     """Every GET route, with every id of the world, as anyone but alice: none of alice's
     sources, build and validation logs, or the debug and stderr text of her seat."""
+    _store_seat_logs(world)
     urls = every_get_url(app, world)
     assert any("/archive" in u for u in urls) and any("/frames" in u for u in urls)
+    assert any(u.endswith("/seats/0/log") for u in urls)
     assert shown_markers(app, world, urls, "alice") == {*ALICE_PRIVATE, *ALICE_SEAT}
     for who in (None, "mallory"):
         viewer = app.test_client()
@@ -382,6 +385,18 @@ def test_no_route_shows_another_owners_code_logs_or_seat_text(app: Flask, world:
                 body = answer.get_data().decode("utf-8", "replace")
             leaked = [m for m in (*ALICE_PRIVATE, *ALICE_SEAT) if m in body]
             assert not leaked, (who, url, leaked)
+
+
+def _store_seat_logs(world: World) -> None:
+    """The finished match's whole seat logs, alice's marked as her seat's text is."""
+    from web.extensions import db
+    from web.services import seatlogs
+
+    match = world.finished
+    sizes = seatlogs.store(match.id, ["STDERR-OF-SEAT-0 whole log\n", "mallory's log\n"])
+    for seat in match.seats:
+        seat.log_bytes = sizes[seat.seat]
+    db.session.commit()
 
 
 def shown_markers(app: Flask, world: World, urls: list[str], who: str) -> set[str]:
