@@ -271,7 +271,7 @@ def test_a_failed_challenge_pauses_no_bot(app: Flask, world: World) -> None:
     app.config["PAUSE_AFTER_FAILURES"] = 1
     crashed = SimpleNamespace(
         statuses=["crash", "ok"], ranking=[2, 1], scores=[0.0, 1.0], strikes=[0, 0],
-        cpu_seconds=[0.1, 0.1], forfeited=[True, False],
+        cpu_seconds=[0.1, 0.1], forfeited=[True, False], replay={"steps": []}, extra={},
     )  # fmt: skip
     challenge = Match(kind=MatchKind.CHALLENGE, game_config={}, seed=1, rated=False)
     challenge.seats = [
