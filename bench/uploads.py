@@ -1,6 +1,6 @@
 """How long refusing a hostile upload takes: the reading an upload passes before it is stored.
 
-Each case is read by ``web.services.uploads.read_manifest`` under the default limits, several
+Each case is read by ``arena.uploads.read_manifest`` under the default limits, several
 times; the median CPU seconds of this process are reported (a shared machine barely moves them).
 Usage::
 
@@ -15,8 +15,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from arena.uploads import UnpackLimits, UploadError, read_manifest
 from tests.web.site import bombs
-from web.services.uploads import UnpackLimits, UploadError, read_manifest
 
 CASES: dict[str, Callable[[], bytes]] = {
     "tar.gz, 3 GiB of zeros": bombs.gzip_bomb,

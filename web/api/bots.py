@@ -9,6 +9,7 @@ from flask_smorest import Blueprint
 from sqlalchemy import select
 from sqlalchemy.orm import joinedload, selectinload
 
+from arena.uploads import UploadError
 from web import auth
 from web.api import envelope, queries
 from web.api import schemas as s
@@ -19,7 +20,6 @@ from web.extensions import db
 from web.models import Bot, BotStatus, BotVersion, User
 from web.services import sealing, stats, versions
 from web.services.placement import placement_owed
-from web.services.uploads import UploadError
 
 blp = Blueprint("api_bots", __name__, description="Bots, versions, ratings and uploads")
 

@@ -7,10 +7,10 @@ from typing import IO
 from flask import current_app
 
 from arena.checking import check_manifest, mib, size_refusal
+from arena.uploads import MAX_MANIFEST_BYTES, UploadError, detect_kind, read_manifest
 from web.extensions import db
 from web.models import BotVersion, User
 from web.services import bots
-from web.services.uploads import MAX_MANIFEST_BYTES, UploadError, detect_kind, read_manifest
 
 
 def manifest_part(text: str | None, part: IO[bytes] | None) -> str | None:

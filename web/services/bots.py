@@ -21,10 +21,10 @@ from sqlalchemy.exc import IntegrityError
 from werkzeug.exceptions import HTTPException
 
 from arena import checking
+from arena.uploads import UnpackLimits, UploadError, unpack, write_single
 from web.extensions import db
 from web.models import Bot, BotStatus, BotVersion, User
 from web.services import attempts, lifecycle
-from web.services.uploads import UnpackLimits, UploadError, unpack, write_single
 from web.storage import StorageUnavailable, get_storage
 
 log = logging.getLogger(__name__)

@@ -20,6 +20,7 @@ from flask.typing import ResponseReturnValue
 from flask_login import login_required
 
 from arena.checking import mib
+from arena.uploads import UploadError
 from web import auth, charts
 from web.api import queries
 from web.api.upload_limits import ALLOWANCES, upload_limited
@@ -30,7 +31,6 @@ from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
 from web.services import runtimes, sealing, versions
 from web.services import stats as bot_stats
-from web.services.uploads import UploadError
 from web.storage import get_storage
 from web.views.status import version_stage
 

@@ -20,8 +20,8 @@ PYTHON_ADVICE = "print(line, flush=True)"
 
 def test_the_self_test_says_the_output_may_be_buffered(pg_app: Flask) -> None:
     from arena.bots import load_bot
+    from arena.selftest import run_selftest
     from sandbox import get_sandbox
-    from web.services.selftest import run_selftest
 
     require_bwrap()
     report = run_selftest(get_sandbox("bwrap"), load_bot(UNFLUSHED), "challenge", timeout=2.0)
@@ -33,8 +33,8 @@ def test_the_self_test_says_the_output_may_be_buffered(pg_app: Flask) -> None:
 
 def test_a_bot_that_answers_has_no_hint(pg_app: Flask) -> None:
     from arena.bots import load_bot
+    from arena.selftest import run_selftest
     from sandbox import get_sandbox
-    from web.services.selftest import run_selftest
 
     require_bwrap()
     manifest = load_bot(SAMPLES / "python" / "challenge-random")

@@ -203,8 +203,8 @@ def test_a_sandbox_that_cannot_start_the_self_test_is_the_platforms_fault(
     pg_app: Flask, shared_tmp: Path
 ) -> None:
     from arena.bots import load_bot
+    from arena.selftest import run_selftest
     from sandbox import SandboxError, get_sandbox
-    from web.services.selftest import run_selftest
 
     require_bwrap()
     folder = shared_tmp / "bot"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from arena.bots import load_bot
+from arena.selftest import run_selftest
 from sandbox import get_sandbox
-from web.services.selftest import run_selftest
 
 STRICT_BOT = """
     import json, sys

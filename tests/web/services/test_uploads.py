@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from web.services.uploads import UnpackLimits, UploadError, unpack, write_single
+from arena.uploads import UnpackLimits, UploadError, unpack, write_single
 
 LIMITS = UnpackLimits(max_bytes=2 * 1024 * 1024, max_files=20, max_ratio=50)
 
