@@ -55,7 +55,9 @@ def register(app: Flask) -> None:
     app.register_error_handler(HTTPException, handle_http_error)
     app.register_error_handler(Exception, handle_unexpected)
     app.context_processor(template_helpers)
-    app.before_request(refuse_nul_characters)
+    # First of all, the CSRF check included: that check reads the form and takes every field's
+    # name for text.
+    app.before_request_funcs.setdefault(None, []).insert(0, refuse_malformed_fields)
     app.after_request(security_headers)
     app.jinja_env.filters["when"] = when
     app.jinja_env.filters["literals"] = literals
@@ -162,14 +164,17 @@ def _json(payload: dict[str, Any]) -> bytes:
     return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
 
 
-def refuse_nul_characters() -> None:
-    """400 for a NUL character in the path, query or form fields: no database stores one."""
+def refuse_malformed_fields() -> None:
+    """400 for a NUL character in the path, query or form fields (no database stores one), and
+    for a form part without a name (a malformed multipart body)."""
     fields = list(request.args.items(multi=True))
     if request.method == "POST" and request.mimetype in (
         "application/x-www-form-urlencoded",
         "multipart/form-data",
     ):
         fields += list(request.form.items(multi=True))
+    if any(k is None for k, _ in fields):
+        abort(400, description="a form part without a name: send each field with its name")
     if "\x00" in request.path or any("\x00" in k + v for k, v in fields):
         abort(400, description="NUL characters are not allowed in requests")
 

@@ -239,6 +239,17 @@ def test_nul_characters_are_refused_not_a_database_error(client: FlaskClient, wo
     assert client.post("/login", data=form).status_code == 400
 
 
+def test_a_nameless_multipart_part_is_no_server_error(client: FlaskClient, world: World) -> None:
+    """A form part without a name (a malformed multipart body) is read as a missing field."""
+    body = b"--XX\r\nContent-Disposition: form-data\r\n\r\ntrue\r\n--XX--\r\n"
+    for url in ("/api/v1/uploads", "/login"):
+        answer = client.post(url, data=body, content_type="multipart/form-data; boundary=XX")
+        assert 400 <= answer.status_code < 500, (url, answer.status_code)
+    nul = b"--XX\r\nContent-Disposition: form-data\r\n\r\na\x00b\r\n--XX--\r\n"
+    answer = client.post("/login", data=nul, content_type="multipart/form-data; boundary=XX")
+    assert answer.status_code == 400
+
+
 def test_frames_come_in_bounded_windows(client: FlaskClient, world: World) -> None:
     url = f"/api/v1/matches/{world.finished.id}/frames"
     whole = client.get(url).get_json()["data"]
