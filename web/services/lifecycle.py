@@ -303,16 +303,7 @@ def activate(version: BotVersion) -> None:
     rows that refer to the bot (its rating changes), which needs only a key-share lock on it,
     and must not wait for an activation that itself waits for that match's rating rows.
     """
-    db.session.flush()
-    lock = {"key_share": True}
-    bot = db.session.get(Bot, version.bot_id, with_for_update=lock, populate_existing=True)
-    assert bot is not None
-    versions = db.session.scalars(
-        select(BotVersion)
-        .where(BotVersion.bot_id == bot.id)
-        .order_by(BotVersion.number)
-        .execution_options(populate_existing=True)
-    ).all()
+    bot, versions = _locked_versions(version.bot_id)
     newer = [v for v in versions if v.number > version.number and v.status == S.ACTIVE]
     if newer:
         _superseded(version, newer[-1])
@@ -370,16 +361,7 @@ def choose(bot: Bot, number: int | None) -> BotVersion:
     A version that takes over keeps the bot's rating with a wider sigma, as a new version does;
     the rating history itself is left exactly as it was.
     """
-    db.session.flush()
-    lock = {"key_share": True}
-    locked = db.session.get(Bot, bot.id, with_for_update=lock, populate_existing=True)
-    assert locked is not None
-    versions = db.session.scalars(
-        select(BotVersion)
-        .where(BotVersion.bot_id == bot.id)
-        .order_by(BotVersion.number)
-        .execution_options(populate_existing=True)
-    ).all()
+    locked, versions = _locked_versions(bot.id)
     validated = [v for v in versions if v.status in (S.ACTIVE, S.RETIRED)]
     if not validated:
         raise ValueError("no version of this bot has passed validation yet")
@@ -603,3 +585,18 @@ def _worker_lost(version: BotVersion, now: datetime, report: dict[str, list[int]
         f"(lost worker {version.prepare_lost} of at most {limit})"
     )
     report["requeued"].append(version.id)
+
+
+def _locked_versions(bot_id: int) -> tuple[Bot, list[BotVersion]]:
+    """The bot, its row locked ``FOR NO KEY UPDATE`` (so that changes of which version plays take
+    turns), and its versions by number, all read afresh."""
+    db.session.flush()
+    bot = db.session.get(Bot, bot_id, with_for_update={"key_share": True}, populate_existing=True)
+    assert bot is not None
+    versions = db.session.scalars(
+        select(BotVersion)
+        .where(BotVersion.bot_id == bot_id)
+        .order_by(BotVersion.number)
+        .execution_options(populate_existing=True)
+    ).all()
+    return bot, list(versions)
