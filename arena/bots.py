@@ -17,7 +17,23 @@ from typing import Any
 from arena.games import example, names
 
 MANIFEST = "bot.toml"
-LANGUAGES = ("python", "javascript", "c", "cpp", "rust", "go", "java", "other")
+LANGUAGES = (
+    "python",
+    "javascript",
+    "typescript",
+    "java",
+    "csharp",
+    "c",
+    "cpp",
+    "go",
+    "rust",
+    "ruby",
+    "php",
+    "perl",
+    "bash",
+    "other",
+)
+"""What ``language`` in ``bot.toml`` may say: the ten with starter kits, then Perl, Bash, other."""
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 _REQUIRED = ("name", "games", "language", "run")
 _OPTIONAL = ("build", "description", "author", "version")
