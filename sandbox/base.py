@@ -24,8 +24,18 @@ KIT_MOUNT = "/kit"
 
 
 def kit_env(root: str) -> dict[str, str]:
-    """Environment that lets a bot import the kit found at ``root`` (Python and Node)."""
-    return {"PYTHONPATH": f"{root}/python", "NODE_PATH": f"{root}/js"}
+    """Environment that lets a bot find the kit found at ``root``, in every backend.
+
+    ``KOZYRI_KIT`` is the kits' root (``/kit`` inside an isolating sandbox, the checkout's
+    ``sample_bots/kit`` in a plain local run): build and run commands of compiled languages name
+    their kit through it. Interpreters that read a search path from the environment get theirs.
+    """
+    return {
+        "KOZYRI_KIT": root,
+        "PYTHONPATH": f"{root}/python",
+        "NODE_PATH": f"{root}/js",
+        "RUBYLIB": f"{root}/ruby",
+    }
 
 
 def isolated_env(env: Mapping[str, str] | None) -> dict[str, str]:
