@@ -40,13 +40,23 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _redis_db_number() -> int:
-    """A database number chosen by process, so test runs side by side rarely share one.
+RESERVATION_S = 4 * 3600
+"""How long a test run's claim on a Redis database number lasts if the run dies unreleased."""
 
-    Queues are isolated anyway by a per-app key prefix (``BROKER_PREFIX``); the number only
-    keeps one run's ``FLUSHDB`` away from another run's queued messages.
+
+def _reserve_redis_db(admin: Any, token: str) -> int:
+    """A Redis database number (1-15) that no other live test run holds, claimed in database 0.
+
+    Queues are isolated anyway by a per-app key prefix (``BROKER_PREFIX``); the number keeps
+    one run's ``FLUSHDB`` away from another run's queued messages, so it is claimed with
+    ``SET NX`` rather than guessed. When every number is held, the process id picks one.
     """
-    return 1 + os.getpid() % 15
+    start = os.getpid() % 15
+    for k in range(15):
+        number = 1 + (start + k) % 15
+        if admin.set(f"arena-test-db:{number}", token, nx=True, ex=RESERVATION_S):
+            return number
+    return 1 + start
 
 
 @pytest.fixture(scope="session")
@@ -82,16 +92,22 @@ def _migrate(url: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> str:
-    """A Redis database number of its own for this test process."""
+def redis_url() -> Iterator[str]:
+    """A Redis database number of its own for this test run, released at the end."""
     import redis
 
-    url = f"{REDIS_URL}/{_redis_db_number()}"
+    admin = redis.Redis.from_url(f"{REDIS_URL}/0")
     try:
-        redis.Redis.from_url(url).ping()
+        admin.ping()
     except Exception as exc:
         missing(f"Redis at {REDIS_URL} is not reachable: {exc}")
-    return url
+    token = f"{os.getpid()}:{uuid.uuid4().hex}"
+    number = _reserve_redis_db(admin, token)
+    yield f"{REDIS_URL}/{number}"
+    key = f"arena-test-db:{number}"
+    if admin.get(key) == token.encode():
+        admin.delete(key)
+    admin.close()
 
 
 @pytest.fixture
