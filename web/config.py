@@ -91,6 +91,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         # Challenges an author may ask for, and the matches one challenge may hold.
         "CHALLENGE_RATE_LIMIT": "12 per hour",
         "CHALLENGE_MAX_MATCHES": 12,
+        "CHALLENGE_QUEUE_MAX": 240,
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
         "LIVE_STREAM_LENGTH": 5000,

@@ -8,7 +8,10 @@ match per seat rotation of the same cards (a mirror group, sealed as the ladder'
 placement and ahead of ordinary ladder matches, and are never rated.
 
 Each author may ask for ``CHALLENGE_RATE_LIMIT`` challenges (counted in the database, per user,
-over a sliding window); one more is refused with the moment the next is allowed.
+over a sliding window); one more is refused with the moment the next is allowed. Since
+challenges go ahead of ladder play, the whole platform holds at most ``CHALLENGE_QUEUE_MAX``
+challenge matches waiting: many accounts together cannot starve the ladders, and a challenge
+that would pass the cap is refused (try again in a minute) rather than queued late.
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ from web.models import (
     BotVersion,
     Challenge,
     Ladder,
+    Match,
     MatchKind,
+    MatchStatus,
     User,
     VersionStatus,
     utcnow,
@@ -83,6 +88,7 @@ def create(user: User, ladder: Ladder, entries: list[Entry], deals: int) -> Chal
         versions = _seats(user, ladder, entries)
         _check_size(ladder, deals)
         _within_allowance(user)
+        _room_in_queue(ladder, deals)
     except (ChallengeError, ChallengeLimit):
         db.session.rollback()
         raise
@@ -193,6 +199,32 @@ def _within_allowance(user: User) -> None:
         f"you have used up your {describe_allowance()}; the next is allowed at {at} (in {later})",
         wait,
     )
+
+
+QUEUE_RETRY_S = 60
+"""What a refusal for a full challenge queue asks the author to wait."""
+
+
+def _room_in_queue(ladder: Ladder, deals: int) -> None:
+    """Raise ``ChallengeLimit`` if the new matches would take the platform's waiting challenge
+    matches past ``CHALLENGE_QUEUE_MAX``.
+
+    Counted after the author's row lock (``_within_allowance``): two authors at once may both
+    pass, so the cap can be passed by at most one challenge per concurrent request.
+    """
+    most = int(current_app.config["CHALLENGE_QUEUE_MAX"])
+    waiting = db.session.scalar(
+        select(func.count()).where(
+            Match.kind == MatchKind.CHALLENGE, Match.status == MatchStatus.QUEUED
+        )
+    )
+    wanted = deals * (ladder.players if ladder.mirrored else 1)
+    if int(waiting or 0) + wanted > most:
+        raise ChallengeLimit(
+            f"the platform's challenge queue is full ({waiting} of {most} matches waiting); "
+            f"try again in a minute",
+            QUEUE_RETRY_S,
+        )
 
 
 def count_recent(user: User) -> int:

@@ -334,3 +334,28 @@ def test_workers_read_challenges_after_placement_and_before_ladder_matches() -> 
         order = queues.split(",")
         assert order.index("validate") < order.index("urgent") < order.index("challenges")
         assert order.index("challenges") < order.index("matches")
+
+
+def test_a_full_challenge_queue_refuses_every_author_and_queues_nothing(
+    app: Flask, client: FlaskClient, world: World
+) -> None:
+    """Challenges go ahead of ladder play, so the platform keeps only so many waiting: many
+    accounts together cannot starve the ladders."""
+    app.config["CHALLENGE_QUEUE_MAX"] = 4  # two deals of the mirrored two-seat ladder
+    assert _challenge(client, world, "alice", deals=1).status_code == 201
+    assert _challenge(client, world, "mallory", deals=1).status_code == 201
+    for who in ("alice", "mallory"):
+        refused = _challenge(client, world, who, deals=1)
+        assert refused.status_code == 429, refused.get_json()
+        message = refused.get_json()["error"]["message"]
+        assert "challenge queue is full (4 of 4 matches waiting)" in message, message
+        assert 0 < int(refused.headers["Retry-After"]) <= 60
+    assert _queued_ids(app, "challenges") and len(_queued_ids(app, "challenges")) == 4
+    # Once the waiting matches are played (here: cancelled), challenges are taken again.
+    from web.extensions import db
+    from web.models import Match, MatchKind, MatchStatus
+
+    for match in db.session.scalars(select(Match).where(Match.kind == MatchKind.CHALLENGE)):
+        match.status = MatchStatus.CANCELLED
+    db.session.commit()
+    assert _challenge(client, world, "alice", deals=1).status_code == 201
