@@ -92,6 +92,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "CHALLENGE_RATE_LIMIT": "12 per hour",
         "CHALLENGE_MAX_MATCHES": 12,
         "CHALLENGE_QUEUE_MAX": 240,
+        "SEAT_LOG_DAYS": 30,
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
         "LIVE_STREAM_LENGTH": 5000,

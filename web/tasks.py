@@ -7,6 +7,7 @@ Bot misbehaviour is a normal match outcome, never a task error; only infrastruct
 from __future__ import annotations
 
 import logging
+from dataclasses import astuple
 
 from celery import Task, shared_task
 from sqlalchemy.exc import InterfaceError, OperationalError
@@ -75,9 +76,10 @@ def schedule_ladders() -> int:
 @shared_task(name="web.tasks.reap_stale_matches", **_RETRY)
 def reap_stale_matches() -> dict[str, list[int]]:
     """Queue again (or fail) matches whose worker died or whose message was lost."""
+    from web.services import seatlogs
     from web.services.lifecycle import reap as reap_versions
     from web.services.matches import reap
-    from web.services.queue import periodic_run
+    from web.services.queue import app_redis, periodic_run
     from web.services.tournaments import conclude_all
 
     with periodic_run("web.tasks.reap_stale_matches", _ttl("REAP_INTERVAL")) as alone:
@@ -86,6 +88,10 @@ def reap_stale_matches() -> dict[str, list[int]]:
         report = reap()
         versions = reap_versions()
         concluded = conclude_all()  # those whose last match failed for good
+        with app_redis() as client:
+            pruned = seatlogs.prune(client)
+    if pruned.deleted or pruned.failed:
+        log.info("seat logs past SEAT_LOG_DAYS: deleted %s, failed %s", *astuple(pruned))
     if report.requeued or report.resent or report.failed:
         log.info("reaper: %s", report)
     if any(versions.values()):

@@ -12,6 +12,11 @@ finished; an admin too, for support, once the match is finished and its deal gro
 longer sealed (as with the per-move stderr text). Everyone else gets 404, as if it did not
 exist.
 
+Logs are kept ``SEAT_LOG_DAYS`` days after their match finished (0 keeps them for ever): the
+reaper's periodic pass (``prune``) deletes older ones from storage, a bounded batch at a time,
+and clears ``log_bytes``, so the seat then has no log to offer. It walks forward from a mark
+kept in Redis (the oldest finish it has not yet looked at), so a pass reads only new rows.
+
 Bulk replays (``replay_archive``): a bot's finished matches, the last N or those finished in
 a date range, as one zip streamed while it is written, at most ``BULK_REPLAYS_MAX`` matches
 and ``BULK_REPLAYS_MAX_BYTES`` of replays; matches still sealed are left out.
@@ -22,13 +27,17 @@ from __future__ import annotations
 import logging
 import zipfile
 from collections.abc import Iterator
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+from flask import current_app
+from redis import Redis
+from redis.exceptions import RedisError
 from sqlalchemy import select
 
 from web.extensions import db
-from web.models import Bot, Match, MatchSeat, MatchStatus, User
+from web.models import Bot, Match, MatchSeat, MatchStatus, User, utcnow
 from web.services import sealing
 from web.storage import COMPRESSED, describe, get_storage
 
@@ -65,6 +74,76 @@ def store(match_id: int, logs: list[str]) -> list[int | None]:
             continue
         sizes.append(len(data))
     return sizes
+
+
+PRUNE_BATCH = 200
+"""Seat logs deleted per pruning pass at most (a pass runs with every reaper pass)."""
+PRUNE_MARK = "seatlogs:pruned-until"
+"""Redis key (under the broker prefix): the finish time up to which logs were pruned."""
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What one pruning pass did: logs deleted, logs whose deletion failed (kept for later)."""
+
+    deleted: int = 0
+    failed: int = 0
+
+
+def prune(client: Redis | None, now: datetime | None = None) -> Pruned:
+    """Delete the logs of matches finished more than ``SEAT_LOG_DAYS`` days ago. Commits.
+
+    At most ``PRUNE_BATCH`` logs a pass, oldest first. A log the storage cannot delete now
+    keeps its row (and stops the mark), so the next pass tries it again. Without a Redis
+    client (or when it fails) a pass starts from the oldest finish.
+    """
+    days = float(current_app.config["SEAT_LOG_DAYS"])
+    if days <= 0:
+        return Pruned()
+    cutoff = (now or utcnow()) - timedelta(days=days)
+    key = current_app.config["BROKER_PREFIX"] + PRUNE_MARK
+    mark = _read_mark(client, key)
+    query = (
+        select(MatchSeat, Match.finished_at)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(Match.finished_at < cutoff, MatchSeat.log_bytes.is_not(None))
+        .order_by(Match.finished_at, MatchSeat.id)
+        .limit(PRUNE_BATCH)
+    )
+    if mark is not None:
+        query = query.where(Match.finished_at >= mark)
+    rows = db.session.execute(query).all()
+    storage = get_storage()
+    deleted = failed = 0
+    reached: datetime | None = None
+    for seat, finished in rows:
+        try:
+            storage.delete(log_key(seat.match_id, seat.seat))
+        except OSError as exc:
+            log.warning("seat log of match %s not pruned: %s", seat.match_id, describe(exc))
+            failed += 1
+            break
+        seat.log_bytes = None
+        deleted += 1
+        reached = finished
+    db.session.commit()
+    if not failed:
+        reached = cutoff if len(rows) < PRUNE_BATCH else reached
+    if reached is not None and client is not None:
+        try:
+            client.set(key, reached.replace(tzinfo=UTC).timestamp())
+        except RedisError as exc:
+            log.warning("seat log pruning mark not kept: %s", exc)
+    return Pruned(deleted, failed)
+
+
+def _read_mark(client: Redis | None, key: str) -> datetime | None:
+    try:
+        raw = client.get(key) if client is not None else None
+    except RedisError as exc:
+        log.warning("seat log pruning mark not read: %s", exc)
+        return None
+    return datetime.fromtimestamp(float(raw), UTC).replace(tzinfo=None) if raw else None
 
 
 def readable(match: Match, seat: MatchSeat, user: User | None) -> bool:

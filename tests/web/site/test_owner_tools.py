@@ -15,7 +15,7 @@ import subprocess
 import threading
 import zipfile
 from collections.abc import Iterator
-from datetime import date, timedelta
+from datetime import UTC, date, timedelta
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,40 @@ def test_a_seat_log_is_stored_compressed_and_served_to_its_owner_only(
     assert f"/api/v1/matches/{match.id}/seats/0/log" in page
     assert f"/api/v1/matches/{match.id}/seats/1/log" not in page
     assert client.get(url).status_code == 200  # the session works as well as a token
+
+
+def test_logs_past_their_days_are_pruned_from_storage_and_the_mark_moves_on(
+    app: Flask, world: World, client: FlaskClient
+) -> None:
+    import redis
+
+    from web.extensions import db
+    from web.services import seatlogs
+    from web.storage import get_storage
+
+    match = _with_logs(world)
+    finished = match.finished_at
+    assert finished is not None
+    keys = [seatlogs.log_key(match.id, k) for k in (0, 1)]
+    broker = redis.Redis.from_url(app.config["REDIS_URL"])
+    # Within the kept days nothing goes.
+    assert seatlogs.prune(broker, now=finished + timedelta(days=29)) == seatlogs.Pruned()
+    assert all(get_storage().exists(key) for key in keys)
+    # Past them, both logs leave the storage and the seats no longer offer one.
+    assert seatlogs.prune(broker, now=finished + timedelta(days=31)) == seatlogs.Pruned(2, 0)
+    assert not any(get_storage().exists(key) for key in keys)
+    db.session.expire_all()
+    assert {s.log_bytes for s in match.seats} == {None}
+    url = f"/api/v1/matches/{match.id}/seats/0/log"
+    assert client.get(url, headers=_bearer(world, "alice")).status_code == 404
+    # The mark moved past them: a later pass starts after them.
+    mark = broker.get(app.config["BROKER_PREFIX"] + seatlogs.PRUNE_MARK)
+    assert mark is not None and float(mark) > finished.replace(tzinfo=UTC).timestamp()
+    # SEAT_LOG_DAYS = 0 keeps logs for ever.
+    app.config["SEAT_LOG_DAYS"] = 0
+    _with_logs(world)
+    assert seatlogs.prune(broker, now=finished + timedelta(days=999)) == seatlogs.Pruned()
+    assert all(get_storage().exists(key) for key in keys)
 
 
 def test_a_sealed_groups_logs_give_each_owner_their_own_seat_and_nobody_else_anything(
