@@ -20,7 +20,7 @@ from web.api.present import match_json, tournament_json
 from web.extensions import db
 from web.models import Match, Tournament
 from web.services import live as live_feed
-from web.services import sealing
+from web.services import livehub, sealing
 from web.services import tournaments as tournament_service
 
 blp = Blueprint("api_matches", __name__, description="Matches, replays and tournaments")
@@ -166,8 +166,10 @@ def live(args: dict[str, Any], match_id: int) -> Response:
     since = _last_event_id(args.get("since", -1))
     config = current_app.config
     wait = float(config["LIVE_HEARTBEAT"])
-    client = live_feed.reader(str(config.get("REDIS_URL") or ""), wait)
-    if client is None:
+    hub = livehub.hub_for(
+        str(config.get("REDIS_URL") or ""), int(config["LIVE_STREAM_LENGTH"]), wait
+    )
+    if hub is None:
         abort(404, description="this server has no live feed: follow the frames API instead")
     address = request.remote_addr or "?"
     try:
@@ -175,7 +177,6 @@ def live(args: dict[str, Any], match_id: int) -> Response:
             address, int(config["LIVE_STREAMS"]), int(config["LIVE_STREAMS_PER_CLIENT"])
         )
     except live_feed.Busy as exc:
-        client.close()
         return _busy(str(exc))
     over = found.status not in sealing.PENDING
     db.session.rollback()  # hold no database connection while the stream is open
@@ -196,13 +197,12 @@ def live(args: dict[str, Any], match_id: int) -> Response:
             prefix = str(config.get("BROKER_PREFIX") or "")
             key = live_feed.stream_key(prefix, match_id, seat)
             until = time.monotonic() + float(config["LIVE_STREAM_SECONDS"])
-            for event in live_feed.follow(client, key, since, wait, until, running):
+            for event in livehub.follow(hub, key, since, wait, until, running):
                 yield live_feed.wire(event)
         except redis.RedisError:
             return  # the browser reconnects, or falls back to polling
         finally:
             live_feed.slots.give(address)
-            client.close()
 
     response = Response(stream(), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-store"

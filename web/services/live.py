@@ -10,9 +10,10 @@ so the referee never waits, and a reader is sent only its own view. A stream is 
 write); the entry of frame ``i`` has the id ``i-1``, so a reader resumes after any frame with
 one ``XREAD``, and the end of an attempt is the entry ``<last frame>-2``.
 
-The site (``follow``) streams what is there to each reader, from the public view's stream or
-the reader's seat's: a watcher costs the worker nothing, and the site nothing but a
-blocked read. The feed never carries the seed, the full view or another seat's hidden cards.
+The site streams what is there to each reader, from the public view's stream or the reader's
+seat's (``web.services.livehub``: one reader thread per view and web process, shared by its
+spectators): a watcher costs the worker nothing, and the site nothing but a wait. The feed
+never carries the seed, the full view or another seat's hidden cards.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
-from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import orjson
@@ -201,38 +200,6 @@ class Event(NamedTuple):
     name: str | None
     id: int | None
     data: bytes
-
-
-def follow(
-    client: redis.Redis,
-    key: str,
-    since: int,
-    wait: float,
-    until: float,
-    running: Callable[[], bool],
-) -> Iterator[Event]:
-    """The frames after frame ``since`` of the view at ``key`` (``stream_key``) as they are
-    written, then the end. After ``wait`` seconds without news, ``running()`` is
-    asked (a worker that died writes no end) and a heartbeat sent; at ``until`` (monotonic)
-    the stream stops, and a browser's ``EventSource`` resumes after the last frame it had."""
-    last = f"{since}-1" if since >= 0 else "0-0"
-    while (left := until - time.monotonic()) > 0:
-        block = max(1, int(min(wait, left) * 1000))
-        answer: Any = client.xread({key: last}, count=100, block=block)
-        if not answer:
-            if not running():
-                yield Event("end", None, b"over")
-                return
-            yield Event(None, None, b"")
-            continue
-        entries: list[tuple[bytes, dict[bytes, bytes]]] = answer[0][1]
-        for entry_id, fields in entries:
-            last = entry_id.decode()
-            index = int(last.split("-")[0])
-            if b"end" in fields:
-                yield Event("end", index, fields[b"end"])
-                return
-            yield Event("frame", index, fields.get(b"f", b"null"))
 
 
 def reader(url: str, wait: float) -> redis.Redis | None:

@@ -8,6 +8,7 @@ spectator sees it made, and no card hidden at that step. Then the bounds on stre
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from tests.arena.test_conformance import CARD_TOKEN, PAST_DEAL_KEYS, PUBLIC_CONS
 from tests.web.conftest import ROOT
 from web.extensions import db
 from web.models import Match, MatchStatus
-from web.services import live
+from web.services import live, livehub
 from web.storage import get_storage
 
 pytestmark = pytest.mark.services
@@ -166,13 +167,57 @@ def test_a_stream_sends_heartbeats_and_ends_when_its_match_is_gone(pg_app: Flask
     (a worker that died writes no end); a stream's time is bounded too."""
     doc = dict(replays.read_replay(GOLDEN / "svara.json"))
     match = running_match(pg_app, doc)
-    client = redis.Redis.from_url(pg_app.config["REDIS_URL"])
+    hub = _hub(pg_app, block_s=0.05)
     key = live.stream_key(pg_app.config["BROKER_PREFIX"], match.id)
     states = iter([True, True, False])
-    got = list(live.follow(client, key, -1, 0.05, float("inf"), lambda: next(states)))
+    got = list(livehub.follow(hub, key, -1, 0.05, float("inf"), lambda: next(states)))
     assert [e.name for e in got] == [None, None, "end"]
-    quiet = list(live.follow(client, key, -1, 0.05, time.monotonic() + 0.2, lambda: True))
+    quiet = list(livehub.follow(hub, key, -1, 0.05, time.monotonic() + 0.2, lambda: True))
     assert quiet and all(e.name is None for e in quiet), "a stream past its time just stops"
+
+
+def _hub(app: Flask, block_s: float) -> livehub.Hub:
+    url = app.config["REDIS_URL"]
+    return livehub.Hub(lambda: redis.Redis.from_url(url), keep=5000, block_s=block_s)
+
+
+def test_spectators_of_one_view_share_one_reader_and_each_gets_every_frame(
+    pg_app: Flask,
+) -> None:
+    """Twenty spectators, some joining late or resuming after a frame, read one view through
+    one channel of the process: each gets exactly the frames after its own start, in order,
+    then the end; the channel stops once the view has ended."""
+    doc = dict(replays.read_replay(GOLDEN / "svara.json"))
+    match = running_match(pg_app, doc)
+    key = live.stream_key(pg_app.config["BROKER_PREFIX"], match.id)
+    hub = _hub(pg_app, block_s=0.2)
+    starts = [-1] * 10 + [0, 3, 7] * 3 + [-1]
+    got: dict[int, list[live.Event]] = {}
+
+    def spectator(k: int) -> None:
+        got[k] = list(livehub.follow(hub, key, starts[k], 30.0, time.monotonic() + 120, _true))
+
+    threads = [threading.Thread(target=spectator, args=(k,)) for k in range(len(starts))]
+    for thread in threads[:10]:
+        thread.start()
+    feed_of(pg_app, match, doc)  # written while the first ten wait, before the others come
+    for thread in threads[10:]:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+        assert not thread.is_alive()
+    whole = redis.Redis.from_url(pg_app.config["REDIS_URL"]).xrange(key)
+    frames = [(int(i.split(b"-")[0]), f[b"f"]) for i, f in whole if b"f" in f]
+    assert len(frames) == len(doc["steps"]) + 1
+    for k, start in enumerate(starts):
+        names_ = [e.name for e in got[k]]
+        assert names_[-1] == "end" and set(names_[:-1]) == {"frame"}, (k, names_)
+        assert [(e.id, e.data) for e in got[k][:-1]] == [f for f in frames if f[0] > start]
+    assert hub.channels == {} or all(c.ended for c in hub.channels.values())
+
+
+def _true() -> bool:
+    return True
 
 
 def test_a_feed_that_cannot_write_leaves_the_match_alone(pg_app: Flask, tmp_path: Path) -> None:
