@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from itertools import islice
 from typing import Any, NamedTuple
 
 import orjson
@@ -30,6 +29,9 @@ CACHED_REPLAYS = 64
 
 _served: OrderedDict[tuple[str, int | None, frozenset[int]], bytes] = OrderedDict()
 _served_lock = threading.Lock()
+REPLAYED = 8
+"""Finished replays whose document and ``arena.replay.Checkpoints`` a web process keeps."""
+_replayed: OrderedDict[str, tuple[dict[str, Any], replays.Checkpoints]] = OrderedDict()
 
 
 class NoReplay(LookupError):
@@ -146,8 +148,8 @@ def served_frames(match: Match, seat: int | None, owned: set[int], window: range
     live = visibility(match).live
 
     def make() -> bytes:
-        doc = load(match)
-        shown = frames_for(match, doc, seat, owned, window, live)
+        doc, checkpoints = (load(match), None) if live else _replayed_doc(match)
+        shown = frames_for(match, doc, seat, owned, window, live, checkpoints)
         data = {
             "match_id": match.id,
             "seat": seat,
@@ -163,10 +165,28 @@ def served_frames(match: Match, seat: int | None, owned: set[int], window: range
     return Served(_kept((name, seat, frozenset(owned)), make), live)
 
 
+def _replayed_doc(match: Match) -> tuple[dict[str, Any], replays.Checkpoints]:
+    """A finished match's replay and its checkpoints, kept for the next window: a viewer's jump
+    far into a long match then re-plays a few hundred steps, not the whole match."""
+    key = str(match.replay_path)
+    with _served_lock:
+        if key in _replayed:
+            _replayed.move_to_end(key)
+            return _replayed[key]
+    doc = load(match)
+    kept = (doc, replays.Checkpoints(_replayable(doc)))
+    with _served_lock:
+        _replayed[key] = kept
+        while len(_replayed) > REPLAYED:
+            _replayed.popitem(last=False)
+    return kept
+
+
 def forget() -> None:
     """Drop the kept renderings (after a stored replay was replaced in place: tests)."""
     with _served_lock:
         _served.clear()
+        _replayed.clear()
 
 
 def frames_for(
@@ -176,20 +196,30 @@ def frames_for(
     owned: set[int],
     window: range,
     live: bool,
+    checkpoints: replays.Checkpoints | None = None,
 ) -> list[dict[str, Any]]:
     """The views of the frames in ``window``: everything (open, no seat), one seat's, or public
-    only (``live``: hidden). Only the views asked for are built, and only inside the window."""
+    only (``live``: hidden). Only the views asked for are built, and only inside the window;
+    with ``checkpoints`` (of ``doc``) the re-play starts at the nearest kept state."""
     if seat is not None and not 0 <= seat < len(match.seats):
         raise IndexError(f"match {match.id} has no seat {seat}")
     if live and seat is not None and seat not in owned:
         raise NotYours(f"seat {seat} of match {match.id} is not yours while it is hidden")
     steps = doc["steps"]
     shown = []
-    # islice stops before re-playing the step after the window
-    for index, state in enumerate(islice(replays.states(_replayable(doc)), window.stop)):
+    passed = (
+        checkpoints.states(window.start)
+        if checkpoints is not None
+        else enumerate(replays.states(_replayable(doc)))
+    )
+    for index, state in passed:
+        if index >= window.stop:
+            break
         if index >= window.start:
             event = event_for(steps[index - 1], state.game, seat, owned, live) if index else None
             shown.append(_frame(state, index, event, seat, live))
+        if index + 1 >= window.stop:
+            break  # before re-playing the step after the window
     return shown
 
 
