@@ -76,6 +76,7 @@ class Json {
     const std::vector<std::string>& keys() const { return keys_; }
     std::size_t size() const { return items_.size(); }
     const Json& operator[](std::size_t index) const { return index < items_.size() ? items_[index] : none(); }
+    const Json& operator[](int index) const { return index < 0 ? none() : (*this)[static_cast<std::size_t>(index)]; }
 
     /// The member `key` of an object; a null value if there is none.
     const Json& operator[](const std::string& key) const {

@@ -83,10 +83,16 @@ module Kozyri
       next if line.strip.empty?
 
       message = parse(line, number)
-      reply = bot.handle(message)
+      reply = answer(bot, message, number)
       output.write("#{JSON.generate(reply)}\n") if reply
       break if message["type"] == "shutdown"
     end
+  end
+
+  def answer(bot, message, number)
+    bot.handle(message)
+  rescue ProtocolError => e
+    raise ProtocolError, "malformed message from the referee (line #{number}): #{e.message}"
   end
 
   def parse(line, number)
