@@ -160,8 +160,14 @@ def sample_bot_folders(games: Sequence[str] | None = None) -> list[Path]:
 
 
 def validation_opponents(game: str, count: int) -> list[Path]:
-    """Sample bots for a local validation match: those needing no build step first."""
-    pool = sorted(sample_bot_folders([game]), key=lambda f: load_bot(f).build is not None)
+    """Sample bots for a local validation match: those needing no build step first, and of
+    those the Python and JavaScript ones (the interpreters every runner has) first."""
+
+    def order(folder: Path) -> tuple[bool, bool]:
+        bot = load_bot(folder)
+        return bot.build is not None, bot.language not in ("python", "javascript")
+
+    pool = sorted(sample_bot_folders([game]), key=order)
     return [pool[i % len(pool)] for i in range(count)] if pool else []
 
 
