@@ -12,7 +12,8 @@ def test_the_typescript_kit_passes_its_own_tests(tmp_path: Path) -> None:
     tools = toolchain("tsc", "node")
     kit = KIT / "typescript"
     out = tmp_path / "out"
-    sources = [str(kit / "kozyri_bot.d.ts"), *(str(p) for p in sorted((kit / "tests").glob("*.ts")))]
+    tests = sorted(str(path) for path in (kit / "tests").glob("*.ts"))
+    sources = [str(kit / "kozyri_bot.d.ts"), *tests]
     flags = ["--strict", "--target", "es2020", "--module", "commonjs", "--outDir", str(out)]
     run([tools["tsc"], *flags, *sources], tmp_path)
     deltas = tmp_path / "deltas.jsonl"

@@ -44,7 +44,9 @@ def bwrap() -> Sandbox:
 
 
 @pytest.fixture(scope="module")
-def samples(bwrap: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[BotManifest]]:
+def samples(
+    bwrap: Sandbox, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[BotManifest]]:
     """Every sample, built (those with a build step) in the sandbox, as the platform runs it."""
     for programs in LANGUAGES.values():
         toolchain(*programs)
@@ -96,6 +98,9 @@ def test_the_samples_play_a_short_match_without_a_strike(
     assert game.players == players
     for seed, table in enumerate(tables(samples, players), start=1):
         played = run_match(game, table, seed, sandbox=bwrap)
-        seats = [(bot.name, seat.status, seat.strikes) for bot, seat in zip(table, played.seats)]
+        seats = [
+            (bot.name, seat.status, seat.strikes)
+            for bot, seat in zip(table, played.seats, strict=True)
+        ]
         assert [(status, strikes) for _, status, strikes in seats] == [("ok", 0)] * players, seats
         assert played.replay["steps"], "no move was played"
