@@ -147,21 +147,38 @@ def silence_hint(manifest: BotManifest, status: str, message: str) -> str:
     return f" (hint: {flush_hint(manifest)})"
 
 
-def sample_bot_folders(games: Sequence[str] | None = None) -> list[Path]:
-    """The project's own sample bots (folders with ``bot.toml``), optionally for some games."""
+QUICK_LANGUAGES = ("python", "javascript")
+"""Languages whose samples every runner starts at once, with no build step: the demos register
+only these (a platform that starts has its bots playing within seconds), and a validation match
+takes its opponents among them first."""
+
+
+def sample_bot_folders(
+    games: Sequence[str] | None = None, languages: Sequence[str] | None = None
+) -> list[Path]:
+    """The project's own sample bots (folders with ``bot.toml``), optionally only those for
+    some games, or in some languages."""
     folders = sorted(
         p.parent
         for p in SAMPLE_BOTS.glob("*/*/bot.toml")
         if p.parent.parent.name not in NOT_SAMPLES
     )
-    if games is None:
-        return folders
-    return [f for f in folders if any(load_bot(f).plays(g) for g in games)]
+    if games is not None:
+        folders = [f for f in folders if any(load_bot(f).plays(g) for g in games)]
+    if languages is not None:
+        folders = [f for f in folders if load_bot(f).language in languages]
+    return folders
 
 
 def validation_opponents(game: str, count: int) -> list[Path]:
-    """Sample bots for a local validation match: those needing no build step first."""
-    pool = sorted(sample_bot_folders([game]), key=lambda f: load_bot(f).build is not None)
+    """Sample bots for a local validation match: those needing no build step first, and of
+    those the ones in ``QUICK_LANGUAGES`` first."""
+
+    def order(folder: Path) -> tuple[bool, bool]:
+        bot = load_bot(folder)
+        return bot.build is not None, bot.language not in QUICK_LANGUAGES
+
+    pool = sorted(sample_bot_folders([game]), key=order)
     return [pool[i % len(pool)] for i in range(count)] if pool else []
 
 

@@ -283,7 +283,9 @@ def demo_command(game: str, tables: int, seed: int | None, wait: bool, timeout: 
 
 
 def _demo_versions(game: str, deadline: float) -> list[int]:
-    """Ids of the active sample bot versions for ``game``, registering the missing ones."""
+    """Ids of the active sample bot versions for ``game`` in Python and JavaScript
+    (``QUICK_LANGUAGES``), registering the missing ones."""
+    from arena import checking
     from arena.bots import load_bot
     from web.models import Bot
     from web.services import bots, ladders, users
@@ -292,7 +294,7 @@ def _demo_versions(game: str, deadline: float) -> list[int]:
     ladders.ensure_default_ladders([game])
     db.session.commit()
     names = []
-    for folder in bots.sample_bot_folders([game]):
+    for folder in bots.sample_bot_folders([game], checking.QUICK_LANGUAGES):
         name = load_bot(folder).name
         names.append(name)
         if db.session.scalar(select(Bot).where(Bot.owner_id == owner.id, Bot.name == name)):

@@ -255,13 +255,16 @@ def _resume_orphans() -> None:
 
 
 def _seed_demo() -> None:
-    """Register every sample bot to the house account ``demo`` (once) and activate it.
+    """Register every sample bot in Python and JavaScript (``QUICK_LANGUAGES``: nothing to
+    build, so the ladders play within seconds) to the house account ``demo`` (once) and
+    activate it.
 
     A game with fewer sample bots than its default table has seats gets numbered copies of
     them (``<name>-2``), so that every ladder has matches to play.
     """
     from sqlalchemy import select
 
+    from arena import checking
     from arena.bots import load_bot
     from web.extensions import db
     from web.models import Bot
@@ -273,7 +276,7 @@ def _seed_demo() -> None:
     known = set(db.session.scalars(select(Bot.name).where(Bot.owner_id == owner.id)))
     wanted: list[tuple[str, Path]] = []
     for ladder in ladders.ensure_default_ladders(games):
-        folders = bots.sample_bot_folders([ladder.game])
+        folders = bots.sample_bot_folders([ladder.game], checking.QUICK_LANGUAGES)
         for k in range(max(len(folders), ladder.players) if folders else 0):
             folder = folders[k % len(folders)]
             copy = k // len(folders)

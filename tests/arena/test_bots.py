@@ -170,3 +170,13 @@ def test_build_runs_in_the_bot_folder_and_reports_failure(tmp_path: Path) -> Non
     with pytest.raises(BuildError, match="exited with 4") as info:
         build_bot(broken)
     assert "no compiler" in str(info.value)
+
+
+def test_a_local_build_finds_the_kits_through_kozyri_kit(tmp_path: Path) -> None:
+    from sandbox.base import KIT_DIR
+
+    script = "import os; open('kit.txt', 'w').write(os.environ['KOZYRI_KIT'])"
+    build = f'["python3", "-c", "{script}"]'
+    build_bot(load_bot(write(tmp_path, GOOD.replace('["make"]', build))))
+    kit = Path((tmp_path / "kit.txt").read_text())
+    assert kit == KIT_DIR and (kit / "c" / "kozyri_bot.h").is_file()

@@ -264,6 +264,9 @@ def pack_folder(folder: Path) -> bytes:
     return checking.pack(folder)
 
 
-def sample_bot_folders(games: Sequence[str] | None = None) -> list[Path]:
-    """The project's own sample bots (folders with ``bot.toml``), optionally for some games."""
-    return checking.sample_bot_folders(games)
+def sample_bot_folders(
+    games: Sequence[str] | None = None, languages: Sequence[str] | None = None
+) -> list[Path]:
+    """The project's own sample bots (folders with ``bot.toml``), optionally only those for
+    some games, or in some languages."""
+    return checking.sample_bot_folders(games, languages)

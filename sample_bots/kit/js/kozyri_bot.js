@@ -146,12 +146,33 @@ function handle(bot, message) {
 /** The protocol loop: one JSON message per stdin line until shutdown or end of input. */
 function run(bot) {
   const lines = readline.createInterface({ input: process.stdin, terminal: false });
+  let number = 0;
   lines.on("line", (line) => {
-    if (line.trim() && !handle(bot, JSON.parse(line))) {
+    number += 1;
+    if (line.trim() && !handle(bot, parse(line, number))) {
       lines.close();
       process.exit(0);
     }
   });
+}
+
+/** One line of input as a message; a malformed one ends the bot, saying what and where. */
+function parse(line, number) {
+  let message;
+  try {
+    message = JSON.parse(line);
+  } catch (error) {
+    malformed(number, error.message);
+  }
+  if (message === null || typeof message !== "object" || Array.isArray(message)) {
+    malformed(number, "not a JSON object");
+  }
+  return message;
+}
+
+function malformed(number, why) {
+  log(`kozyri kit: malformed message from the referee (line ${number}): ${why}`);
+  process.exit(1);
 }
 
 module.exports = { Bot, run, log, rank, suit, beats, applyDelta, PROTOCOL_VERSION };

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from flask import Flask
 
+from tests.sandbox.conftest import REPO
 from tests.sandbox.test_build import C_BOT
 from tests.web.conftest import require_bwrap
 from web import engine
@@ -103,3 +104,16 @@ def test_a_new_version_whose_build_fails_leaves_the_active_one_playing(pg_app: F
     db.session.refresh(first)
     assert first.status == VersionStatus.ACTIVE
     assert os.access(get_storage().bot_dir(first.id) / "bot", os.X_OK)
+
+
+def test_a_cpp_compile_error_reaches_the_build_log_in_the_compilers_words(pg_app: Flask) -> None:
+    require_bwrap()
+    folder = REPO / "sample_bots" / "broken" / "cpp-compile-error"
+    owner = users.get_or_create_user("elena")
+    db.session.commit()
+    version = bots.submit(owner, folder.name, bots.Upload(data=bots.pack_folder(folder)))
+    lifecycle.prepare(version.id)
+    assert version.status == VersionStatus.REJECTED
+    assert "build step failed (exit status 1)" in str(version.error)
+    assert "bot.cpp:7:" in version.build_log  # g++'s own message, where it says it
+    assert "undeclared_helper" in version.build_log and "was not declared" in version.build_log
