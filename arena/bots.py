@@ -6,6 +6,7 @@ problem is reported at once, with the manifest's path and the field at fault.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tomllib
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.games import example, names
+from sandbox.base import KIT_DIR, kit_env
 
 MANIFEST = "bot.toml"
 LANGUAGES = (
@@ -124,7 +126,9 @@ def build_bot(bot: BotManifest, timeout_s: float = 300.0) -> str:
     """Run the bot's ``build`` command in its folder, on this machine; return its output.
 
     Only for one's own bots: the command runs without a sandbox (the platform builds uploaded
-    bots inside one). Raises ``BuildError`` if it fails or takes longer than ``timeout_s``.
+    bots inside one), in the user's environment plus the kits' (``KOZYRI_KIT`` names the
+    checkout's kits, as in a plain run). Raises ``BuildError`` if it fails or takes longer
+    than ``timeout_s``.
     """
     if not bot.build:
         return ""
@@ -132,6 +136,7 @@ def build_bot(bot: BotManifest, timeout_s: float = 300.0) -> str:
         done = subprocess.run(
             list(bot.build),
             cwd=bot.path,
+            env={**os.environ, **kit_env(str(KIT_DIR))},
             capture_output=True,
             timeout=timeout_s,
             check=False,
