@@ -120,7 +120,7 @@ def _links_through(path: str, folder: str) -> bool:
 
 def rust_sysroot(rustc: str | None = None) -> str | None:
     """The sysroot of a ``rustc`` outside ``/usr``, found by asking it; None if there is none."""
-    found = rustc or shutil.which("rustc") or _cargo_rustc()
+    found = rustc or shutil.which("rustc") or cargo_rustc()
     if found is None or os.path.realpath(found).startswith("/usr/"):
         return None
     try:
@@ -139,7 +139,7 @@ def rust_sysroot(rustc: str | None = None) -> str | None:
     return sysroot
 
 
-def _cargo_rustc() -> str | None:
+def cargo_rustc() -> str | None:
     """``rustc`` in rustup's default place, for a referee whose ``PATH`` leaves it out."""
     home = os.environ.get("CARGO_HOME") or os.path.expanduser("~/.cargo")
     path = os.path.join(home, "bin", "rustc")
