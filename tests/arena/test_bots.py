@@ -170,3 +170,15 @@ def test_build_runs_in_the_bot_folder_and_reports_failure(tmp_path: Path) -> Non
     with pytest.raises(BuildError, match="exited with 4") as info:
         build_bot(broken)
     assert "no compiler" in str(info.value)
+
+
+def test_a_local_build_is_told_where_the_kits_are(tmp_path: Path) -> None:
+    """A compiled bot's build names its kit through $KOZYRI_KIT: on the user's machine too."""
+    from sandbox.base import KIT_DIR
+
+    (tmp_path / "bot.toml").write_text(
+        'name = "kit-reader"\ngames = ["svoi-kozyri"]\nlanguage = "c"\n'
+        'build = ["sh", "-c", "printf %s \\"$KOZYRI_KIT\\" > kit.txt"]\nrun = ["./bot"]\n'
+    )
+    build_bot(load_bot(tmp_path))
+    assert (tmp_path / "kit.txt").read_text() == str(KIT_DIR)
