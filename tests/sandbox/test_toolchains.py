@@ -80,11 +80,13 @@ def test_compilers_build_in_the_sandbox_without_the_host_etc_or_home(
     probes = ["ls /etc", "cat /etc/passwd", "ls /root"]
     tools = {"javac": "javac -version", "mcs": "mcs --version", "rustc": "rustc --version"}
     present = {t for t in tools if shutil.which(t) or (t == "rustc" and rust_sysroot())}
-    script = "; ".join([*[f"echo '# {p}'; {p}" for p in probes], *[tools[t] for t in present]])
+    # Each probe writes its errors to stdout too, so that they come in order.
+    steps = [f"echo '# {p}'; {p} 2>&1" for p in probes] + [f"{tools[t]} 2>&1" for t in present]
+    script = "; ".join(steps)
     result = build_copy(
         bwrap_sandbox, source, open_dir / "built", ["sh", "-c", script + "; true"], timeout_s=120
     )
-    log = result.log
+    log = result.log.split("\n", 1)[1]  # the output, after the line that shows the command
     listed = log.split("# ls /etc")[1].split("# cat /etc/passwd")[0].split()
     allowed = {"ld.so.cache", "localtime", *[d.split("/")[2] for d in java_config_dirs()]}
     allowed |= {"mono", *[d.split("/")[2] for d in alternatives_dirs()]}
