@@ -126,8 +126,9 @@ def build_bot(bot: BotManifest, timeout_s: float = 300.0) -> str:
     """Run the bot's ``build`` command in its folder, on this machine; return its output.
 
     Only for one's own bots: the command runs without a sandbox (the platform builds uploaded
-    bots inside one), with the kits' variables (``KOZYRI_KIT``...) set as a plain run sets
-    them. Raises ``BuildError`` if it fails or takes longer than ``timeout_s``.
+    bots inside one), in the user's environment plus the kits' (``KOZYRI_KIT`` names the
+    checkout's kits, as in a plain run). Raises ``BuildError`` if it fails or takes longer
+    than ``timeout_s``.
     """
     if not bot.build:
         return ""

@@ -51,7 +51,9 @@ from sandbox.bwrap_world import (
     reachable,
     resolve_interpreter,
     staged_copy,
+    toolchain_world,
     userns_lock,
+    with_tool_path,
 )
 from sandbox.cgroups import Cgroup, CgroupLimits, sweep_stale
 from sandbox.seccomp import filter_program
@@ -473,8 +475,9 @@ class BwrapSandbox(Sandbox):
         uid = self.host_uid(slot)
         staged = self._stage(bot_dir, uid, writable_bot_dir)
         mounted = staged or bot_dir
-        args = [self.exe, *base_args(mounted, limits, extra, kit_for(uid), writable_bot_dir)]
-        args += env_args(isolated_env(env))
+        tools = toolchain_world(uid)
+        world = base_args(mounted, limits, extra, kit_for(uid), writable_bot_dir, tools.binds)
+        args = [self.exe, *world, *env_args(with_tool_path(isolated_env(env), tools))]
         program = filter_program() if self.use_seccomp else None
         seccomp_fd = _program_fd(program) if program else None
         if seccomp_fd is not None:

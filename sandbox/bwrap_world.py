@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sandbox.base import KIT_DIR, KIT_MOUNT, BotCommandError, Limits
+from sandbox.toolchains import Toolchains, toolchains
 from sandbox.walls import MASKED_DEV, MASKED_PROC, MASKED_PROC_DIRS
 
 SANDBOX_UID = 1000
@@ -123,8 +124,12 @@ def base_args(
     extra_binds: Sequence[str],
     kit_dir: Path = KIT_DIR,
     writable: bool = False,
+    tool_binds: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
-    """The bubblewrap arguments that build the bot's world (``writable``: a build step's)."""
+    """The bubblewrap arguments that build the bot's world (``writable``: a build step's).
+
+    ``tool_binds`` are (host, inside) folders of toolchains (``sandbox.toolchains``), read-only.
+    """
     # --as-pid-1: bubblewrap's own init would be orphaned (and left a zombie where the host's
     # pid 1 does not reap) whenever the bot exits by itself; as pid 1 the bot is reaped by
     # bubblewrap. The cost: pid 1 ignores SIGXCPU, so the CPU limit ends it by the hard limit.
@@ -145,6 +150,8 @@ def base_args(
             args += ["--ro-bind", name, name]
     for path in extra_binds:
         args += ["--ro-bind", path, path]
+    for source, inside in tool_binds:
+        args += ["--ro-bind", source, inside]
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += proc_masks()
     args += dev_masks()
@@ -210,6 +217,18 @@ def userns_lock() -> list[str]:
     if exe is None or not _userns_lock_works(exe):
         return []
     return list(USERNS_LOCK)
+
+
+def toolchain_world(uid: int | None) -> Toolchains:
+    """The toolchains of this host as the sandbox of host uid ``uid`` shows them."""
+    return toolchains(lambda path: uid is None or reachable(path, uid))
+
+
+def with_tool_path(env: dict[str, str], tools: Toolchains) -> dict[str, str]:
+    """``env`` with the toolchains' ``PATH`` folders after its own."""
+    if tools.path:
+        env["PATH"] = ":".join([env.get("PATH", ""), *tools.path]).lstrip(":")
+    return env
 
 
 def env_args(env: Mapping[str, str]) -> list[str]:

@@ -77,6 +77,7 @@ def probe(bwrap_sandbox: Sandbox, open_dir: Path, monkeypatch: pytest.MonkeyPatc
 def test_bot_sees_only_its_own_world(probe: dict) -> None:
     assert probe["cwd"] == "/bot"
     assert set(probe["root"]) <= {"bin", "bot", "dev", "etc", "kit", "lib", "lib32", "lib64"} | {
+        "opt",  # /opt/rust where the host's Rust comes from rustup (sandbox.toolchains)
         "proc",
         "sbin",
         "tmp",
