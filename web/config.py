@@ -91,6 +91,15 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         # Challenges an author may ask for, and the matches one challenge may hold.
         "CHALLENGE_RATE_LIMIT": "12 per hour",
         "CHALLENGE_MAX_MATCHES": 12,
+        # People at the tables (``web.services.tables``): their clock (free seconds per move,
+        # then a bank), the most a table may last before every answer is late, and how many
+        # tables may be open at once per user and per server.
+        "HUMAN_MOVE_TIMEOUT": 30.0,
+        "HUMAN_TIME_BANK": 300.0,
+        "HUMAN_MATCH_MAX": 3600.0,
+        "HUMAN_TABLES_PER_USER": 1,
+        "HUMAN_TABLES": 8,
+        "HUMAN_TABLE_RATE_LIMIT": "30 per hour",
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
         "LIVE_STREAM_LENGTH": 5000,

@@ -90,6 +90,7 @@ class MatchKind(enum.StrEnum):
     VALIDATION = "validation"
     TOURNAMENT = "tournament"
     CHALLENGE = "challenge"
+    HUMAN = "human"  # a person plays one seat from the site (``web.services.tables``)
 
 
 class TournamentStatus(enum.StrEnum):
@@ -168,6 +169,11 @@ class Bot(db.Model):  # type: ignore[name-defined]
     # The version number its owner chose to play the ladders; None: the newest validated one.
     pinned_number: Mapped[int | None]
     deleted_at: Mapped[datetime | None]
+    # "bot", or "human": a person's seat at the tables (one per user, status deleted, so that no
+    # bot list, ladder or page shows it; matches show its name like any seat's).
+    kind: Mapped[str] = mapped_column(String(8), default="bot", server_default="bot")
+    # Its owner lets people play against it at the tables (``web.services.tables``).
+    humans_may_play: Mapped[bool] = mapped_column(default=False, server_default="false")
 
     owner: Mapped[User] = relationship(back_populates="bots")
     versions: Mapped[list[BotVersion]] = relationship(
