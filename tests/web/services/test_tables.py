@@ -1,0 +1,189 @@
+"""A person at a table, for every game: what they are shown is exactly their seat's view.
+
+A real worker plays a short match of each game with the person at one seat and the house's
+sample bots at the others; the test plays the person through the API (with a token), as the
+page does. Every turn the API gave (observation, legal actions) and every frame of the
+person's live stream are then compared with the same seat's view of the full replay, which
+must verify. Other seats' views stay closed to the person: the API, the page and the stream.
+Then the limits (tables per user and per server) and a person who never answers.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import pytest
+import redis
+from flask import Flask
+from flask.testing import FlaskClient
+
+from arena import replay as replays
+from arena.games import make_game
+from arena.replay import HISTORY_KEYS
+from tests.web.conftest import sample_version, wait_for
+from web.extensions import db
+from web.models import Ladder, Match, MatchStatus, User
+from web.services import live, tables, users
+
+pytestmark = [pytest.mark.services, pytest.mark.slow]
+
+SHORT: dict[str, dict[str, Any]] = {
+    "svoi-kozyri": {"players": 2, "variant": "modern", "params": {"deals": 1, "turn_cap": 20}},
+    "challenge": {"players": 2, "variant": "beginner", "params": {"deals": 2, "turn_cap": 10}},
+    "svoi-kozyri-tricks": {"players": 3, "variant": None, "params": {"target": 1, "max_deals": 1}},
+    "kozyr-boys": {"players": 3, "variant": None, "params": {"rounds": 1}},
+    "svara": {"players": 3, "variant": "classic", "params": {"deals": 1}},
+}
+"""Each game's shortest table: a few dozen decisions at most."""
+
+SAMPLE = {
+    "svoi-kozyri": "svoi-kozyri-random",
+    "challenge": "challenge-random",
+    "svoi-kozyri-tricks": "svoi-kozyri-tricks-random",
+    "kozyr-boys": "kozyr-boys-random",
+    "svara": "svara-random",
+}
+WAIT_S = 240
+
+
+def short_ladder(game: str) -> Ladder:
+    """A ladder of ``game``'s shortest table (its parameters spelt out as the game has them)."""
+    cfg = SHORT[game]
+    made = make_game(game, players=cfg["players"], variant=cfg["variant"], params=cfg["params"])
+    ladder = Ladder(
+        slug=f"{game}-short",
+        game=game,
+        variant=made.variant,
+        players=made.players,
+        params=dict(made.params),
+        mirrored=False,
+    )
+    db.session.add(ladder)
+    db.session.commit()
+    return ladder
+
+
+def house_bots(game: str) -> list[int]:
+    version = sample_version(f"python/{SAMPLE[game]}")
+    return [version.bot_id]
+
+
+@dataclass
+class Played:
+    """What the person was shown at one table."""
+
+    match_id: int
+    seat: int
+    turns: list[dict[str, Any]] = field(default_factory=list)
+
+
+def api(client: FlaskClient, token: str, method: str, path: str, body: Any = None) -> Any:
+    headers = {"Authorization": f"Bearer {token}"}
+    return client.open(f"/api/v1{path}", method=method, json=body, headers=headers)
+
+
+def play_person(client: FlaskClient, token: str, match_id: int, rng: random.Random) -> Played:
+    """Answer every turn of table ``match_id`` through the API with a random legal action."""
+    played: Played | None = None
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        answer = api(client, token, "GET", f"/tables/{match_id}/turn")
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        table = answer.get_json()["data"]
+        played = played or Played(match_id, table["seat"])
+        if table["status"] in ("finished", "failed", "cancelled"):
+            return played
+        turn = table["turn"]
+        if turn is None or (played.turns and played.turns[-1]["request_id"] == turn["request_id"]):
+            time.sleep(0.05)
+            continue
+        played.turns.append(turn)
+        index = rng.randrange(len(turn["legal_actions"]))
+        body = {"request_id": turn["request_id"], "index": index}
+        sent = api(client, token, "POST", f"/tables/{match_id}/action", body)
+        assert sent.status_code == 202, sent.get_data(as_text=True)
+    pytest.fail(f"table {match_id} did not finish in {WAIT_S} s")
+
+
+def full_replay(match_id: int) -> dict[str, Any]:
+    from web.storage import get_storage
+
+    db.session.expire_all()
+    match = db.session.get(Match, match_id)
+    assert match is not None and match.replay_path
+    data = get_storage().read(match.replay_path)
+    return orjson.loads(data)
+
+
+def seat_frames(app: Flask, match_id: int, seat: int) -> list[dict[str, Any]]:
+    """Every frame the person's live stream carried (it stays in Redis for an hour)."""
+    client = redis.Redis.from_url(app.config["REDIS_URL"])
+    key = live.stream_key(app.config["BROKER_PREFIX"], match_id, seat)
+    entries = client.xrange(key)
+    client.close()
+    return [orjson.loads(f[b"f"]) for _id, f in entries if b"f" in f]
+
+
+def without_history(view: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in view.items() if k not in HISTORY_KEYS}
+
+
+def check_views(app: Flask, played: Played, replay: dict[str, Any]) -> None:
+    """Every turn and stream frame equals the seat's view of the full replay at that step."""
+    assert replays.verify(replay) == []  # type: ignore[arg-type]
+    seat = played.seat
+    assert played.turns, "the person was never asked"
+    for turn in played.turns:
+        step = turn["step"]
+        assert turn["observation"] == replays.observation_at(replay, step, seat)  # type: ignore[arg-type]
+        assert replay["steps"][step]["seat"] == seat
+        state = replays.state_at(replay, step)  # type: ignore[arg-type]
+        legal = [state.action_to_json(a) for a in state.legal_actions()]
+        assert turn["legal_actions"] == orjson.loads(orjson.dumps(legal))
+    frames = seat_frames(app, played.match_id, seat)
+    assert len(frames) == len(replay["steps"]) + 1
+    for frame in frames:
+        index = frame["index"]
+        seen = orjson.loads(orjson.dumps(replays.observation_at(replay, index, seat)))  # type: ignore[arg-type]
+        public = orjson.loads(orjson.dumps(replays.observation_at(replay, index, None)))  # type: ignore[arg-type]
+        assert frame["seat"] == without_history(seen)
+        assert frame["public"] == without_history(public)
+
+
+def person(name: str) -> tuple[User, str]:
+    user = users.create_user(name, password="correct horse battery")
+    token = users.issue_token(user)
+    db.session.commit()
+    return user, token
+
+
+def test_every_game_shows_the_person_exactly_their_seat(
+    pg_app: Flask, start_worker: Any
+) -> None:
+    ladders = {game: short_ladder(game) for game in SHORT}
+    bots = {game: house_bots(game) for game in SHORT}
+    start_worker(pg_app)
+    client = pg_app.test_client()
+    _ada, token = person("ada")
+    _bob, other = person("bob")
+    rng = random.Random(11)
+    for number, (game, ladder) in enumerate(ladders.items()):
+        seat = number % ladder.players
+        body = {"ladder": ladder.slug, "seat": seat, "opponents": bots[game] * (ladder.players - 1)}
+        made = api(client, token, "POST", "/tables", body)
+        assert made.status_code == 201, made.get_data(as_text=True)
+        match_id = made.get_json()["data"]["match"]
+        assert api(client, other, "GET", f"/tables/{match_id}/turn").status_code == 404
+        played = play_person(client, token, match_id, rng)
+        assert played.seat == seat
+        replay = full_replay(match_id)
+        assert replay["seats"][seat]["kind"] == "human"
+        check_views(pg_app, played, replay)
+        other_seat = (seat + 1) % ladder.players
+        for path, code in ((f"live?seat={seat}", 200), (f"live?seat={other_seat}", 403)):
+            assert api(client, token, "GET", f"/matches/{match_id}/{path}").status_code == code
+        assert db.session.get(Match, match_id).status == MatchStatus.FINISHED  # type: ignore[union-attr]
