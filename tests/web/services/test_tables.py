@@ -161,9 +161,7 @@ def person(name: str) -> tuple[User, str]:
     return user, token
 
 
-def test_every_game_shows_the_person_exactly_their_seat(
-    pg_app: Flask, start_worker: Any
-) -> None:
+def test_every_game_shows_the_person_exactly_their_seat(pg_app: Flask, start_worker: Any) -> None:
     ladders = {game: short_ladder(game) for game in SHORT}
     bots = {game: house_bots(game) for game in SHORT}
     start_worker(pg_app)
@@ -187,3 +185,62 @@ def test_every_game_shows_the_person_exactly_their_seat(
         for path, code in ((f"live?seat={seat}", 200), (f"live?seat={other_seat}", 403)):
             assert api(client, token, "GET", f"/matches/{match_id}/{path}").status_code == code
         assert db.session.get(Match, match_id).status == MatchStatus.FINISHED  # type: ignore[union-attr]
+
+
+def test_a_person_who_never_answers_holds_the_worker_no_longer_than_the_table_bound(
+    pg_app: Flask, start_worker: Any
+) -> None:
+    ladder = short_ladder("kozyr-boys")
+    bots = house_bots("kozyr-boys")
+    # Generous clocks, but the whole table may last 2 s: after that every turn is late at once.
+    start_worker(pg_app, ARENA_HUMAN_MATCH_MAX="2")
+    client = pg_app.test_client()
+    _ada, token = person("ada")
+    body = {"ladder": ladder.slug, "seat": 0, "opponents": bots * 2}
+    made = api(client, token, "POST", "/tables", body)
+    match_id = made.get_json()["data"]["match"]
+
+    def over() -> bool:
+        db.session.expire_all()
+        return db.session.get(Match, match_id).status == MatchStatus.FINISHED  # type: ignore[union-attr]
+
+    wait_for(over, 90, "the silent person's table to end")
+    match = db.session.get(Match, match_id)
+    assert match is not None and match.outcome is not None
+    assert match.outcome["forfeited"][0] is True
+    assert match.outcome["status"][0] == "timeout" and match.outcome["strikes"][0] == 3
+    assert replays.verify(full_replay(match_id)) == []  # type: ignore[arg-type]
+    answer = api(client, token, "POST", f"/tables/{match_id}/action", {"request_id": 1, "index": 0})
+    assert answer.status_code == 409
+
+
+def test_tables_open_at_once_are_bounded_per_person_and_per_server(pg_app: Flask) -> None:
+    ladder = short_ladder("svara")
+    bots = house_bots("svara")
+    pg_app.config["HUMAN_TABLES"] = 2
+    client = pg_app.test_client()
+    body = {"ladder": ladder.slug, "seat": 0, "opponents": bots * 2}
+    tokens = [person(name)[1] for name in ("ada", "bob", "cyd")]
+    assert api(client, tokens[0], "POST", "/tables", body).status_code == 201
+    again = api(client, tokens[0], "POST", "/tables", body)
+    assert again.status_code == 429 and "open" in again.get_json()["error"]["message"]
+    assert api(client, tokens[1], "POST", "/tables", body).status_code == 201
+    full = api(client, tokens[2], "POST", "/tables", body)
+    assert full.status_code == 429 and "every table" in full.get_json()["error"]["message"]
+    wrong = {**body, "opponents": [bots[0] + 1000, bots[0]]}
+    pg_app.config["HUMAN_TABLES"] = 9
+    refused = api(client, tokens[2], "POST", "/tables", wrong)
+    assert refused.status_code == 422 and "cannot be seated" in refused.get_data(as_text=True)
+    short = api(client, tokens[2], "POST", "/tables", {**body, "opponents": bots})
+    assert short.status_code == 422
+
+
+def test_a_bot_sits_at_tables_only_when_its_owner_allows_it(pg_app: Flask) -> None:
+    ladder = short_ladder("svara")
+    house = house_bots("svara")[0]
+    version = sample_version("python/svara-random", "carol", house=False)
+    theirs = version.bot_id
+    assert [b.id for b in tables.opponents(ladder)] == [house]
+    version.bot.humans_may_play = True
+    db.session.commit()
+    assert sorted(b.id for b in tables.opponents(ladder)) == sorted([house, theirs])
