@@ -9,7 +9,7 @@ const clock = document.getElementById("play-clock");
 const actions = document.getElementById("play-actions");
 const badge = document.getElementById("play-match-status");
 
-const POLL_MS = 500;
+const POLL_MS = 300;
 const TYPE_PAUSE_MS = 1200;
 let turn = null; // the turn shown now
 let deadline = 0; // performance.now() when it times out
@@ -17,6 +17,7 @@ let typed = "";
 let typedAt = 0;
 let sending = false;
 let mounted = false;
+let answered = 0; // the last turn answered: never shown again while the worker takes it
 
 function say(text) {
   if (statusLine.textContent !== text) statusLine.textContent = text;
@@ -41,12 +42,18 @@ function tick() {
 function mountViewer() {
   if (mounted) return;
   mounted = true;
+  // The viewer opens the view the address names: the person's seat, at the latest move.
+  const url = new URL(window.location.href);
+  url.searchParams.set("seat", host.dataset.viewerSeat);
+  url.hash = "last";
+  history.replaceState(null, "", url);
   host.dataset.replayUrl = host.dataset.tableReplayUrl;
   import("./viewer/main.js");
 }
 
 function showTurn(next, leftMs) {
   turn = next;
+  panel.dataset.request = String(next.request_id);
   deadline = performance.now() + leftMs;
   typed = "";
   const buttons = next.labels.map((label, i) => {
@@ -95,9 +102,10 @@ function showTable(table) {
     panel.dataset.over = "1";
     return;
   }
-  if (table.turn && !sending) {
-    if (!turn || turn.request_id !== table.turn.request_id) showTurn(table.turn, table.turn_left_ms);
-  } else if (!table.turn && turn && !sending) {
+  const fresh = table.turn && table.turn.request_id > answered ? table.turn : null;
+  if (fresh && !sending) {
+    if (!turn || turn.request_id !== fresh.request_id) showTurn(fresh, table.turn_left_ms);
+  } else if (!fresh && turn && !sending) {
     clearTurn("The bots are playing…");
   } else if (!turn && !sending) {
     say(table.status === "queued" ? "Waiting for a worker to deal the cards…" : "The bots are playing…");
@@ -119,6 +127,7 @@ async function choose(index) {
   if (!turn || sending || index < 0 || index >= turn.labels.length) return;
   sending = true;
   const asked = turn;
+  answered = asked.request_id;
   actions.querySelectorAll("button").forEach((b) => {
     b.disabled = true;
     b.classList.toggle("chosen", Number(b.dataset.index) === index);
@@ -142,9 +151,14 @@ async function choose(index) {
   panel.classList.remove("your-turn");
 }
 
-document.addEventListener("keydown", (event) => {
-  if (!turn || event.altKey || event.ctrlKey || event.metaKey) return;
+// Caught on the way down, before the viewer's own keys (whose digits set its speed): on this
+// page the digits, and Enter after them, choose actions.
+window.addEventListener("keydown", (event) => {
+  if (event.altKey || event.ctrlKey || event.metaKey) return;
   if (event.target.closest?.("input, select, textarea")) return;
+  if (/^[0-9]$/.test(event.key)) event.stopPropagation();
+  if (event.key === " " && event.target.closest?.(".play-action")) event.stopPropagation();
+  if (!turn) return;
   const count = turn.labels.length;
   if (/^[0-9]$/.test(event.key)) {
     const now = performance.now();
@@ -154,12 +168,13 @@ document.addEventListener("keydown", (event) => {
     if (count <= 9 || Number(typed) * 10 > count) choose(Number(typed) - 1);
   } else if (event.key === "Enter" && typed && performance.now() - typedAt < TYPE_PAUSE_MS) {
     event.preventDefault();
+    event.stopPropagation();
     choose(Number(typed) - 1);
     typed = "";
   } else if (event.key === "Escape") {
     typed = "";
   }
-});
+}, true);
 
 setInterval(tick, 250);
 poll();
