@@ -105,6 +105,12 @@ def opponents(ladder: Ladder) -> list[Bot]:
     return [b for b in rows if (v := b.active_version()) and ladder.game in (v.games or [])]
 
 
+def allow_people(bot: Bot, allowed: bool) -> None:
+    """The owner's choice: people may (or may no longer) seat ``bot`` at tables. Commits."""
+    bot.humans_may_play = allowed
+    db.session.commit()
+
+
 def human_seat(match: Match) -> MatchSeat | None:
     """The person's seat of a table (None for any other match)."""
     if match.kind != MatchKind.HUMAN:
