@@ -86,6 +86,6 @@ def test_a_table_is_its_person_s_alone(app: Flask, client: FlaskClient, world: W
     anonymous = app.test_client()
     assert anonymous.get(f"/play/{match_id}").status_code == 302
     assert anonymous.get(f"/api/v1/tables/{match_id}/turn").status_code == 404
-    again = client.post("/play", data={"ladder": world.ladder.slug, "seat": "0",
-                                       "opponent": str(world.bots[1].id), "csrf_token": csrf})  # fmt: skip
+    form = {"ladder": world.ladder.slug, "seat": "0", "opponent": str(world.bots[1].id)}
+    again = client.post("/play", data={**form, "csrf_token": csrf})
     assert again.status_code == 429 and "open" in again.get_data(as_text=True)
