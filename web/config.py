@@ -100,6 +100,8 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "HUMAN_TABLES_PER_USER": 1,
         "HUMAN_TABLES": 8,
         "HUMAN_TABLE_RATE_LIMIT": "30 per hour",
+        # Tables a bot version must have played before its page says how it fares against people.
+        "HUMAN_LADDER_MIN_GAMES": 5,
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
         "LIVE_STREAM_LENGTH": 5000,

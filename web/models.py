@@ -377,6 +377,30 @@ class Rating(db.Model):  # type: ignore[name-defined]
     bot: Mapped[Bot] = relationship()
 
 
+class HumanRating(db.Model):  # type: ignore[name-defined]
+    """A rating on a game's human ladder: people at the tables and the bot versions they met.
+
+    Kept apart from the bot ladders' ``Rating`` rows: a table changes only these. A person is
+    rated through their seat's bot row (kind ``human``), a bot per version.
+    """
+
+    __tablename__ = "human_ratings"
+    __table_args__ = (UniqueConstraint("game", "bot_version_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game: Mapped[str] = mapped_column(String(48))
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+    person: Mapped[bool] = mapped_column(default=False)
+    mu: Mapped[float]
+    sigma: Mapped[float]
+    games: Mapped[int] = mapped_column(default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    bot: Mapped[Bot] = relationship()
+    version: Mapped[BotVersion] = relationship()
+
+
 class RatingChange(db.Model):  # type: ignore[name-defined]
     """The effect of one match on one bot; unique per (match, bot) so no match is rated twice."""
 

@@ -36,7 +36,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import attempts, events, matches, ratings, seatlogs, stats, tables
+from web.services import attempts, events, human_ladder, matches, ratings, seatlogs, stats, tables
 from web.services import live as live_feed
 from web.services.human_seat import RedisSeat
 from web.services.queue import MATCHES, redis_client, send_match
@@ -410,6 +410,8 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
         _record_seats(match, outcome)
         if match.rated and match.kind == MatchKind.LADDER:
             ratings.apply_match(match, [s.bot_id for s in match.seats], outcome.ranking)
+        if match.kind == MatchKind.HUMAN:  # its own ladder: no bot ladder hears of a table
+            human_ladder.rate_table(match, outcome.ranking)
         db.session.commit()
     except IntegrityError:
         # Rating changes of this match exist already (an admin replayed a rated match): keep

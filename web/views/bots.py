@@ -29,7 +29,7 @@ from web.extensions import db
 from web.forms import ActionForm, DeleteBotForm, PlayForm, UploadForm
 from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
-from web.services import runtimes, sealing, tables, versions
+from web.services import human_ladder, runtimes, sealing, tables, versions
 from web.services import stats as bot_stats
 from web.storage import get_storage
 from web.views.status import version_stage
@@ -72,7 +72,14 @@ def bot(bot_id: int) -> ResponseReturnValue:
         controls=_is_owner(found),
         delete_form=DeleteBotForm(),
         challenges=queries.challenges(None, bot_id, 1, 5).items,
+        against_people=_against_people(found),
     )
+
+
+def _against_people(found: Bot) -> list[human_ladder.Standing]:
+    """How the version playing now fares against people, where it played enough tables."""
+    active = found.active_version()
+    return human_ladder.standings(active.id) if active is not None else []
 
 
 def _placement(found: Bot) -> tuple[int, int, int] | None:

@@ -17,12 +17,14 @@ from flask import (
 from flask.typing import ResponseReturnValue
 from flask_login import login_required
 
+from arena.games import names
 from web import auth
 from web.api import queries
 from web.api.tables import own_table, play, table_json
 from web.extensions import limiter
 from web.forms import ActionForm
 from web.models import Ladder
+from web.services import human_ladder
 from web.services import tables as service
 
 bp = Blueprint("play", __name__, url_prefix="/play")
@@ -72,6 +74,7 @@ def new() -> ResponseReturnValue:
         error=error,
         move_s=current_app.config["HUMAN_MOVE_TIMEOUT"],
         bank_s=current_app.config["HUMAN_TIME_BANK"],
+        games=sorted({x.game for x in open_ladders}),
     )
     return page, 429 if error and "open" in error else 422 if error else 200
 
@@ -83,6 +86,14 @@ def _seating(ladder: Ladder) -> tuple[int, list[int]]:
     if seat is None or any(bot is None for bot in chosen):
         raise service.TableError("choose your seat and a bot for every other seat")
     return seat, [bot for bot in chosen if bot is not None]
+
+
+@bp.route("/ladders/<game>")
+def ladder(game: str) -> ResponseReturnValue:
+    """A game's human ladder: people and the bot versions they played, best first."""
+    if game not in names():
+        abort(404)
+    return render_template("play_ladder.html", game=game, rows=human_ladder.ladder(game))
 
 
 @bp.route("/<id:match_id>")

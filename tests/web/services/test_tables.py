@@ -20,13 +20,14 @@ import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import func, select
 
 from arena import replay as replays
 from arena.games import make_game
 from arena.replay import HISTORY_KEYS
 from tests.web.conftest import sample_version, wait_for
 from web.extensions import db
-from web.models import Ladder, Match, MatchStatus, User
+from web.models import HumanRating, Ladder, Match, MatchStatus, Rating, User
 from web.services import live, tables, users
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
@@ -185,6 +186,9 @@ def test_every_game_shows_the_person_exactly_their_seat(pg_app: Flask, start_wor
         for path, code in ((f"live?seat={seat}", 200), (f"live?seat={other_seat}", 403)):
             assert api(client, token, "GET", f"/matches/{match_id}/{path}").status_code == code
         assert db.session.get(Match, match_id).status == MatchStatus.FINISHED  # type: ignore[union-attr]
+        rated = db.session.scalars(select(HumanRating).where(HumanRating.game == game)).all()
+        assert sorted(r.person for r in rated) == [False, True] and all(r.games for r in rated)
+    assert db.session.scalar(select(func.count(Rating.id))) == 0  # no bot ladder heard of it
 
 
 def test_a_person_who_never_answers_holds_the_worker_no_longer_than_the_table_bound(

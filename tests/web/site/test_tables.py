@@ -89,3 +89,39 @@ def test_a_table_is_its_person_s_alone(app: Flask, client: FlaskClient, world: W
     form = {"ladder": world.ladder.slug, "seat": "0", "opponent": str(world.bots[1].id)}
     again = client.post("/play", data={**form, "csrf_token": csrf})
     assert again.status_code == 429 and "open" in again.get_data(as_text=True)
+
+
+def test_tables_rate_a_human_ladder_of_their_own(
+    app: Flask, client: FlaskClient, world: World
+) -> None:
+    from sqlalchemy import func, select
+
+    from web.models import HumanRating, MatchStatus, Rating
+    from web.services import human_ladder, users
+    from web.services.matches import create_match
+
+    app.config["HUMAN_LADDER_MIN_GAMES"] = 4
+    bot_ratings = db.session.scalar(select(func.count(Rating.id)))
+    bot_version = world.versions[1]
+    people = [users.create_user(f"person{k}") for k in range(5)]
+    db.session.flush()
+    # The bot loses three tables to the first person and wins one against each other person.
+    for person in [people[0]] * 3 + people[1:]:
+        seats = [tables.person_version(person), bot_version]
+        match = create_match(world.ladder.game_config(), seats, kind=MatchKind.HUMAN, rated=False)
+        match.status = MatchStatus.FINISHED
+        human_ladder.rate_table(match, [1, 2] if person is people[0] else [2, 1])
+    db.session.commit()
+    assert db.session.scalar(select(func.count(Rating.id))) == bot_ratings
+    mine = db.session.scalar(
+        select(HumanRating).where(HumanRating.bot_version_id == bot_version.id)
+    )
+    assert mine is not None and mine.games == 7 and not mine.person
+    [standing] = human_ladder.standings(bot_version.id)
+    assert standing.people == 5 and standing.beats == 80
+    page = client.get(f"/bots/{world.bots[1].id}").get_data(as_text=True)
+    assert "beats 80 % of human players" in page
+    ladder = client.get(f"/play/ladders/{world.ladder.game}").get_data(as_text=True)
+    assert "@person0" in ladder and "mallory-bot" in ladder
+    assert ladder.index("@person0") < ladder.index("mallory-bot") < ladder.index("@person1")
+    assert client.get("/play/ladders/no-such-game").status_code == 404
