@@ -92,13 +92,14 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "CHALLENGE_RATE_LIMIT": "12 per hour",
         "CHALLENGE_MAX_MATCHES": 12,
         # People at the tables (``web.services.tables``): their clock (free seconds per move,
-        # then a bank), the most a table may last before every answer is late, and how many
-        # tables may be open at once per user and per server.
+        # then a bank), the most a table may last before every answer is late (and at most
+        # MATCH_BUDGET - 60: a worker's task is stopped past its budget), and how many tables
+        # may be open at once per user and per server (each holds a worker process).
         "HUMAN_MOVE_TIMEOUT": 30.0,
         "HUMAN_TIME_BANK": 300.0,
-        "HUMAN_MATCH_MAX": 3600.0,
+        "HUMAN_MATCH_MAX": 1800.0,
         "HUMAN_TABLES_PER_USER": 1,
-        "HUMAN_TABLES": 8,
+        "HUMAN_TABLES": 4,
         "HUMAN_TABLE_RATE_LIMIT": "30 per hour",
         # Tables a bot version must have played before its page says how it fares against people.
         "HUMAN_LADDER_MIN_GAMES": 5,

@@ -8,10 +8,30 @@ _ID = validate.Range(1, 2**31 - 1)
 
 
 class TableBody(Schema):
-    ladder = fields.String(
-        required=True,
-        validate=validate.Length(1, 96),
-        metadata={"description": "the ladder whose game, variant and table size to play"},
+    game = fields.String(required=True, validate=validate.Length(1, 48))
+    variant = fields.String(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Length(1, 48),
+        metadata={"description": "one of the game's variants (its default if left out)"},
+    )
+    players = fields.Integer(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(1, 16),
+        metadata={"description": "the table size (the game's default if left out)"},
+    )
+    deals = fields.Integer(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(1, 100),
+        metadata={"description": "the match's length in deals (the game's default if left out)"},
+    )
+    params = fields.Dict(
+        keys=fields.String(validate=validate.Length(1, 48)),
+        load_default=dict,
+        validate=validate.Length(max=32),
+        metadata={"description": "any of the game's parameters (`GET /games` lists them)"},
     )
     seat = fields.Integer(
         load_default=0, validate=validate.Range(0, 15), metadata={"description": "your seat"}
@@ -38,7 +58,7 @@ class ActionBody(Schema):
 
 
 class OpponentArgs(Schema):
-    ladder = fields.String(required=True, validate=validate.Length(1, 96))
+    game = fields.String(required=True, validate=validate.Length(1, 48))
 
 
 class Opponent(Schema):
@@ -70,7 +90,7 @@ class Turn(Schema):
 class Table(Schema):
     match = fields.Integer(required=True)
     status = fields.String(required=True)
-    game = fields.String(required=True)
+    game = fields.Dict(required=True, metadata={"description": "the game's configuration"})
     seat = fields.Integer(required=True, metadata={"description": "your seat"})
     seats = fields.List(fields.String(), required=True)
     move_s = fields.Float(required=True, metadata={"description": "your free time per move"})

@@ -10,7 +10,7 @@ from flask_smorest import Blueprint
 from werkzeug.exceptions import TooManyRequests
 
 from web import auth
-from web.api import envelope, queries
+from web.api import envelope
 from web.api import schemas as s
 from web.api import table_schemas as ts
 from web.extensions import db
@@ -29,7 +29,7 @@ def table_json(match: Match, seat: int) -> dict[str, Any]:
     return {
         "match": match.id,
         "status": str(match.status),
-        "game": match.game_config["game"],
+        "game": dict(match.game_config),
         "seat": seat,
         "seats": [x.bot.name for x in match.seats],
         "move_s": float(cfg["HUMAN_MOVE_TIMEOUT"]),
@@ -55,12 +55,9 @@ def own_table(user: User | None, match_id: int) -> tuple[Match, int]:
 @blp.arguments(ts.OpponentArgs, location="query")
 @blp.response(200, s.envelope(ts.Opponent, many=True))
 def opponents(args: dict[str, Any]) -> dict[str, Any]:
-    """The bots a person may seat at a table of a ladder's game (the house's sample bots and
-    those whose owners allow it)."""
-    ladder = queries.ladder_by_slug(args["ladder"])
-    if ladder is None:
-        abort(404, description=f"no ladder {args['ladder']!r}")
-    bots = service.opponents(ladder)
+    """The bots a person may seat at a table of a game (the house's sample bots and those
+    whose owners allow it)."""
+    bots = service.opponents(args["game"])
     return envelope([
         {"id": b.id, "name": b.name, "owner": b.owner.username, "house": b.owner.is_house}
         for b in bots
@@ -73,13 +70,14 @@ def opponents(args: dict[str, Any]) -> dict[str, Any]:
 @blp.alt_response(429, schema=s.ErrorEnvelope, description="too many tables open")
 @blp.doc(security=[{"token": []}])
 def create(body: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """Open a table (needs a token): you at ``seat``, the named bots at the others."""
+    """Open a table (needs a token): a game, variant and size, you at ``seat`` and the named
+    bots at the others. Unrated for the bots' ladders; rated on the game's human ladder."""
     user = auth.writer()
-    ladder = queries.ladder_by_slug(body["ladder"])
-    if ladder is None:
-        abort(404, description=f"no ladder {body['ladder']!r}")
     try:
-        match = service.create(user, ladder, body["seat"], body["opponents"])
+        config = service.table_config(
+            body["game"], body["variant"], body["players"], body["deals"], body["params"]
+        )
+        match = service.create(user, config, body["seat"], body["opponents"])
     except service.TableLimit as exc:
         raise TooManyRequests(str(exc), retry_after=30) from None
     except service.TableError as exc:

@@ -241,7 +241,7 @@ def _person(match_id: int, seats: list[engine.SeatSpec]) -> Iterator[RedisSeat |
     if client is None:
         raise engine.InfrastructureError("a table with a person needs Redis (REDIS_URL)")
     prefix = str(current_app.config.get("BROKER_PREFIX") or "")
-    until = time.monotonic() + float(current_app.config["HUMAN_MATCH_MAX"])
+    until = time.monotonic() + tables.table_bound()
     seat = RedisSeat(client, prefix, match_id, until)
     try:
         yield seat

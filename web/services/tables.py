@@ -23,12 +23,13 @@ from flask import current_app
 from limits import parse
 from sqlalchemy import func, select
 
+from arena.games import game_class, make_game
+from arena.games.base import ConfigError
 from web.extensions import db
 from web.models import (
     Bot,
     BotStatus,
     BotVersion,
-    Ladder,
     Match,
     MatchKind,
     MatchSeat,
@@ -43,6 +44,7 @@ from web.services.queue import app_redis
 HUMAN = "human"
 """``Bot.kind`` of a person's seat."""
 OPEN = (MatchStatus.QUEUED, MatchStatus.RUNNING)
+JSON = dict[str, Any]
 TURN_TTL = 3600
 """Seconds a turn or an answer stays in Redis at most (the match is long over by then)."""
 
@@ -53,6 +55,13 @@ class TableError(ValueError):
 
 class TableLimit(Exception):
     """Too many tables are open (the user's, or the server's): try again later."""
+
+
+def table_bound() -> float:
+    """Seconds a table may last before every answer is late: ``HUMAN_MATCH_MAX``, and within
+    the worker task's time limit (which follows ``MATCH_BUDGET``)."""
+    cfg = current_app.config
+    return max(0.0, min(float(cfg["HUMAN_MATCH_MAX"]), float(cfg["MATCH_BUDGET"]) - 60))
 
 
 def turn_key(prefix: str, match_id: int) -> str:
@@ -89,9 +98,9 @@ def person_version(user: User) -> BotVersion:
     return first
 
 
-def opponents(ladder: Ladder) -> list[Bot]:
-    """The bots a person may seat at a table of ``ladder``'s game: the house's and those whose
-    owners allow it, active, with a version playing now that plays the game."""
+def opponents(game: str) -> list[Bot]:
+    """The bots a person may seat at a table of ``game``: the house's and those whose owners
+    allow it, active, with a version playing now that plays the game."""
     rows = db.session.scalars(
         select(Bot)
         .join(User, User.id == Bot.owner_id)
@@ -102,7 +111,7 @@ def opponents(ladder: Ladder) -> list[Bot]:
         )
         .order_by(User.is_house.desc(), Bot.name)
     ).all()
-    return [b for b in rows if (v := b.active_version()) and ladder.game in (v.games or [])]
+    return [b for b in rows if (v := b.active_version()) and game in (v.games or [])]
 
 
 def allow_people(bot: Bot, allowed: bool) -> None:
@@ -125,33 +134,66 @@ def is_human(match: Match) -> bool:
 # --- opening a table -----------------------------------------------------------------------
 
 
-def create(user: User, ladder: Ladder, seat: int, opponent_ids: list[int]) -> Match:
-    """Queue a table on ``ladder``'s game, variant and size, ``user`` at ``seat`` and the
-    named bots at the other seats in order. Commits. ``TableError``, ``TableLimit``."""
+def fewest_deals(game: str) -> int | None:
+    """The shortest match ``game`` can be asked for in deals (None: it has no such length)."""
+    cls = game_class(game)
+    for deals in range(1, 7):
+        try:
+            params = cls.length_params(deals)
+            for name, value in params.items():
+                cls.spec.param(name).check(value)
+        except ConfigError:
+            continue
+        return deals
+    return None
+
+
+def table_config(
+    game: str,
+    variant: str | None = None,
+    players: int | None = None,
+    deals: int | None = None,
+    params: JSON | None = None,
+) -> JSON:
+    """The game configuration of a table (``make_game``'s arguments, every one spelt out):
+    ``deals`` sets its length as ``arena play --deals`` does, ``params`` any parameter.
+    ``TableError`` for a game, variant, size or parameter that does not exist."""
     try:
-        versions = _seating(user, ladder, seat, opponent_ids)
+        cls = game_class(game)
+        chosen = dict(cls.length_params(deals)) if deals is not None else {}
+        chosen.update(params or {})
+        made = make_game(game, players=players, variant=variant or None, params=chosen)
+    except (ConfigError, KeyError, ValueError, TypeError) as exc:
+        raise TableError(f"no such table: {exc}") from None
+    return dict(made.config())
+
+
+def create(user: User, config: JSON, seat: int, opponent_ids: list[int]) -> Match:
+    """Queue a table of ``config`` (``table_config``), ``user`` at ``seat`` and the named bots
+    at the other seats in order. Commits. ``TableError``, ``TableLimit``."""
+    try:
+        versions = _seating(user, config, seat, opponent_ids)
         _within_limits(user)
     except (TableError, TableLimit):
         db.session.rollback()
         raise
-    match = create_match(ladder.game_config(), versions, kind=MatchKind.HUMAN, rated=False)
+    match = create_match(config, versions, kind=MatchKind.HUMAN, rated=False)
     match.max_attempts = 1  # never deal the same cards to the person twice
     db.session.commit()
     return match
 
 
-def _seating(user: User, ladder: Ladder, seat: int, opponent_ids: list[int]) -> list[BotVersion]:
-    if not ladder.active:
-        raise TableError(f"{ladder.slug} is closed")
-    if not 0 <= seat < ladder.players:
-        raise TableError(f"{ladder.slug} has seats 0 to {ladder.players - 1}, not {seat}")
-    if len(opponent_ids) != ladder.players - 1:
-        raise TableError(f"{ladder.slug} seats {ladder.players}: name {ladder.players - 1} bots")
-    allowed = {b.id: b for b in opponents(ladder)}
+def _seating(user: User, config: JSON, seat: int, opponent_ids: list[int]) -> list[BotVersion]:
+    game, players = str(config["game"]), int(config["players"])
+    if not 0 <= seat < players:
+        raise TableError(f"a table of {players} has seats 0 to {players - 1}, not {seat}")
+    if len(opponent_ids) != players - 1:
+        raise TableError(f"a table of {players} seats {players - 1} bots besides you")
+    allowed = {b.id: b for b in opponents(game)}
     bots = []
     for bot_id in opponent_ids:
         if bot_id not in allowed:
-            raise TableError(f"bot {bot_id} cannot be seated at a {ladder.game} table")
+            raise TableError(f"bot {bot_id} cannot be seated at a {game} table")
         bots.append(allowed[bot_id])
     versions: list[BotVersion] = [b.active_version() for b in bots]  # type: ignore[misc]
     versions.insert(seat, person_version(user))

@@ -3,6 +3,9 @@ their seat in the browser (``web.services.tables``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import orjson
 from flask import (
     Blueprint,
@@ -17,13 +20,11 @@ from flask import (
 from flask.typing import ResponseReturnValue
 from flask_login import login_required
 
-from arena.games import names
+from arena.games import game_class, names
 from web import auth
-from web.api import queries
 from web.api.tables import own_table, play, table_json
 from web.extensions import limiter
 from web.forms import ActionForm
-from web.models import Ladder
 from web.services import human_ladder
 from web.services import tables as service
 
@@ -51,37 +52,78 @@ def _number(text: str, most: int = MAX_ID) -> int | None:
 @bp.route("", methods=["GET", "POST"])
 @login_required
 def new() -> ResponseReturnValue:
-    """Choose a game (a ladder's game, variant and size), a seat and the bots at the others."""
+    """Choose a game, variant, table size and length, then a seat and the bots at the others."""
     user = auth.session_user()
     assert user is not None
-    open_ladders = [x for x in queries.ladders() if x.active]
-    slug = request.values.get("ladder") or (open_ladders[0].slug if open_ladders else "")
-    ladder = next((x for x in open_ladders if x.slug == slug), None)
+    choice = _choice()
     error = None
-    if ladder is not None and request.method == "POST" and ActionForm().validate():
+    config: dict[str, Any] | None = None
+    try:
+        config = choice.config()
+    except service.TableError as exc:
+        error = str(exc)
+    if config is not None and request.method == "POST" and ActionForm().validate():
         try:
-            made = service.create(user, ladder, *_seating(ladder))
+            made = service.create(user, config, *_seating(int(config["players"])))
         except (service.TableError, service.TableLimit) as exc:
             error = str(exc)
         else:
             return redirect(url_for("play.table", match_id=made.id))
     page = render_template(
         "play_new.html",
-        ladders=open_ladders,
-        ladder=ladder,
-        bots=service.opponents(ladder) if ladder is not None else [],
+        games=names(),
+        spec=game_class(choice.game).spec if choice.game in names() else None,
+        choice=choice,
+        config=config,
+        bots=service.opponents(choice.game) if config is not None else [],
         form=ActionForm(),
         error=error,
         move_s=current_app.config["HUMAN_MOVE_TIMEOUT"],
         bank_s=current_app.config["HUMAN_TIME_BANK"],
-        games=sorted({x.game for x in open_ladders}),
+        bound_s=service.table_bound(),
     )
     return page, 429 if error and "open" in error else 422 if error else 200
 
 
-def _seating(ladder: Ladder) -> tuple[int, list[int]]:
+PARAM = "param."
+"""Query and form fields ``param.NAME`` set any parameter of the game (JSON, else text)."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The table the request asks for (the first game's defaults where it names nothing)."""
+
+    game: str
+    variant: str | None
+    players: int | None
+    deals: int | None
+    params: dict[str, Any]
+
+    def config(self) -> dict[str, Any]:
+        return service.table_config(self.game, self.variant, self.players, self.deals, self.params)
+
+
+def _choice() -> Choice:
+    values = request.values
+    game = values.get("game") or names()[0]
+    deals = _number(values.get("deals", ""), 100)
+    if "deals" not in values and game in names():
+        deals = service.fewest_deals(game)
+    params = {k[len(PARAM) :]: _json(v) for k, v in values.items() if k.startswith(PARAM)}
+    return Choice(game, values.get("variant") or None, _number(values.get("players", ""), 16),
+                  deals, params)  # fmt: skip
+
+
+def _json(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return text
+
+
+def _seating(players: int) -> tuple[int, list[int]]:
     """The seat and the opponents' bot ids the form names; a ``TableError`` if it names none."""
-    seat = _number(request.form.get("seat", ""), ladder.players - 1)
+    seat = _number(request.form.get("seat", ""), players - 1)
     chosen = [_number(raw) for raw in request.form.getlist("opponent")]
     if seat is None or any(bot is None for bot in chosen):
         raise service.TableError("choose your seat and a bot for every other seat")

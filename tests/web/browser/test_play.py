@@ -18,7 +18,7 @@ from arena import replay as replays
 from tests.web.browser.conftest import screenshot
 from tests.web.browser.test_site_flow import live_site as live_site
 from tests.web.browser.test_site_flow import sign_up
-from tests.web.services.test_tables import SHORT, full_replay, house_bots, short_ladder
+from tests.web.services.test_tables import SHORT, full_replay, house_bots, seats_of
 from web.extensions import db
 from web.models import Match, MatchStatus
 
@@ -72,19 +72,27 @@ def play_table(page: Any, rng: random.Random, shot: str) -> int:
         turns += 1
 
 
-def test_a_person_plays_every_game_through_the_page_at_1280_and_390_px(
-    pg_app: Flask, live_site: str, start_worker: Any, browser: Any
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_a_person_plays_every_game_through_the_page(
+    pg_app: Flask, live_site: str, start_worker: Any, browser: Any, width: str
 ) -> None:
     pg_app.config["LIVE_STREAM_SECONDS"] = 600.0  # the streams here last the whole match
-    ladders = {game: short_ladder(game) for game in SHORT}
     for game in SHORT:
         house_bots(game)
     start_worker(pg_app)
-    for width in WIDTHS:
-        play_every_game(browser, live_site, ladders, width)
+    play_every_game(browser, live_site, width)
 
 
-def play_every_game(browser: Any, site: str, ladders: dict[str, Any], width: str) -> None:
+def choice_query(game: str) -> str:
+    """The Play page's address that chooses ``game``'s shortest table."""
+    cfg = SHORT[game]
+    parts = [f"game={game}", f"deals={cfg.get('deals', '')}"]
+    parts += [f"{k}={cfg[k]}" for k in ("variant", "players") if k in cfg]
+    parts += [f"param.{k}={v}" for k, v in cfg.get("params", {}).items()]
+    return "&".join(parts)
+
+
+def play_every_game(browser: Any, site: str, width: str) -> None:
     context = browser.new_context(viewport=WIDTHS[width])
     context.set_default_timeout(WAIT_MS)
     page = context.new_page()
@@ -93,9 +101,9 @@ def play_every_game(browser: Any, site: str, ladders: dict[str, Any], width: str
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     rng = random.Random(int(width))
     sign_up(page, site, f"player{width}")
-    for number, (game, ladder) in enumerate(ladders.items()):
-        page.goto(f"{site}/play?ladder={ladder.slug}")
-        seat = (number + int(width == "390")) % ladder.players
+    for number, game in enumerate(SHORT):
+        page.goto(f"{site}/play?{choice_query(game)}")
+        seat = (number + int(width == "390")) % seats_of(game)
         page.select_option('#play-form select[name="seat"]', str(seat))
         if number == 0:
             screenshot(page, f"play-form-{width}")
@@ -108,7 +116,7 @@ def play_every_game(browser: Any, site: str, ladders: dict[str, Any], width: str
         assert "you finished in place" in page.inner_text("#play-status")
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{game} at {width} px: the page is {overflow} px too wide"
-        if number == len(ladders) - 1:
+        if number == len(SHORT) - 1:
             screenshot(page, f"play-over-{width}")
         db.session.expire_all()
         match = db.session.get(Match, match_id)

@@ -6,16 +6,18 @@ import orjson
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.web.site.conftest import World, csrf_from, login
+from tests.web.site.conftest import GAME, World, csrf_from, login
 from web.extensions import db
 from web.models import Match, MatchKind
 from web.services import tables
 
+CHOICE = f"game={GAME}&players=2&deals=1"
+
 
 def open_table(client: FlaskClient, world: World, opponent: int) -> tuple[int, str]:
-    page = client.get(f"/play?ladder={world.ladder.slug}").get_data(as_text=True)
+    page = client.get(f"/play?{CHOICE}").get_data(as_text=True)
     assert "Let people play" not in page  # the opt-in is on the bot's page only
-    form = {"ladder": world.ladder.slug, "seat": "1", "opponent": str(opponent)}
+    form = {"game": GAME, "players": "2", "deals": "1", "seat": "1", "opponent": str(opponent)}
     answer = client.post("/play", data={**form, "csrf_token": csrf_from(page)})
     assert answer.status_code == 302, answer.get_data(as_text=True)[-900:]
     match_id = int(answer.headers["Location"].rsplit("/", 1)[1])
@@ -27,7 +29,7 @@ def test_a_bot_is_offered_only_once_its_owner_lets_people_play_it(
 ) -> None:
     mallory_bot = world.bots[1]
     login(client, "mallory")
-    page = client.get(f"/play?ladder={world.ladder.slug}").get_data(as_text=True)
+    page = client.get(f"/play?{CHOICE}").get_data(as_text=True)
     assert "mallory-bot" not in page
     bot_page = client.get(f"/bots/{mallory_bot.id}").get_data(as_text=True)
     assert 'id="humans-form"' in bot_page
@@ -37,7 +39,7 @@ def test_a_bot_is_offered_only_once_its_owner_lets_people_play_it(
     assert sent.status_code == 302
     db.session.expire_all()
     assert mallory_bot.humans_may_play
-    assert "mallory-bot" in client.get(f"/play?ladder={world.ladder.slug}").get_data(as_text=True)
+    assert "mallory-bot" in client.get(f"/play?{CHOICE}").get_data(as_text=True)
 
 
 def test_only_the_owner_chooses_and_only_with_the_form(client: FlaskClient, world: World) -> None:
@@ -86,7 +88,7 @@ def test_a_table_is_its_person_s_alone(app: Flask, client: FlaskClient, world: W
     anonymous = app.test_client()
     assert anonymous.get(f"/play/{match_id}").status_code == 302
     assert anonymous.get(f"/api/v1/tables/{match_id}/turn").status_code == 404
-    form = {"ladder": world.ladder.slug, "seat": "0", "opponent": str(world.bots[1].id)}
+    form = {"game": GAME, "players": "2", "seat": "0", "opponent": str(world.bots[1].id)}
     again = client.post("/play", data={**form, "csrf_token": csrf})
     assert again.status_code == 429 and "open" in again.get_data(as_text=True)
 
@@ -108,7 +110,8 @@ def test_tables_rate_a_human_ladder_of_their_own(
     # The bot loses three tables to the first person and wins one against each other person.
     for person in [people[0]] * 3 + people[1:]:
         seats = [tables.person_version(person), bot_version]
-        match = create_match(world.ladder.game_config(), seats, kind=MatchKind.HUMAN, rated=False)
+        config = tables.table_config(GAME, players=2)
+        match = create_match(config, seats, kind=MatchKind.HUMAN, rated=False)
         match.status = MatchStatus.FINISHED
         human_ladder.rate_table(match, [1, 2] if person is people[0] else [2, 1])
     db.session.commit()
@@ -121,7 +124,7 @@ def test_tables_rate_a_human_ladder_of_their_own(
     assert standing.people == 5 and standing.beats == 80
     page = client.get(f"/bots/{world.bots[1].id}").get_data(as_text=True)
     assert "beats 80 % of human players" in page
-    ladder = client.get(f"/play/ladders/{world.ladder.game}").get_data(as_text=True)
+    ladder = client.get(f"/play/ladders/{GAME}").get_data(as_text=True)
     assert "@person0" in ladder and "mallory-bot" in ladder
     assert ladder.index("@person0") < ladder.index("mallory-bot") < ladder.index("@person1")
     assert client.get("/play/ladders/no-such-game").status_code == 404

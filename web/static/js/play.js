@@ -94,6 +94,7 @@ function showTable(table) {
     link.id = "play-match-link";
     link.textContent = "Open the match page";
     actions.replaceChildren(link);
+    panel.querySelector(".hint").hidden = true;
     panel.dataset.over = "1";
     return;
   }
