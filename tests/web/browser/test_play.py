@@ -1,9 +1,10 @@
 """A person plays a whole match of every game against the sample bots, in a real browser.
 
 At 1280 and at 390 px, a signed-up person opens each game's shortest table from the Play page
-and answers every turn through the page: by clicking an action, by its number key, or by Tab
-and Enter, in turn. The game viewer draws the table from the person's seat as it is played.
-Each finished match's replay verifies, and the page says where the person finished.
+and answers every turn through the page: by clicking an action, by its number key, by Tab and
+Enter, or by clicking a card of the hand that a legal action plays, in turn. The game viewer
+draws the table from the person's seat as it is played. Each finished match's replay verifies,
+and the page says where the person finished.
 """
 
 from __future__ import annotations
@@ -35,12 +36,19 @@ TURN_OR_END = """last => {
 
 
 def answer_turn(page: Any, number: int, rng: random.Random) -> str:
-    """Answer the turn on screen, by click, number key or Tab and Enter; how, for the log."""
+    """Answer the turn on screen: by clicking an action or a playable card of the hand on the
+    table, by its number key, or by Tab and Enter; returns how."""
     buttons = page.locator("#play-actions .play-action")
     count = buttons.count()
     index = rng.randrange(count)
-    way = ("click", "key", "tab")[number % 3]
-    if way == "click":
+    way = ("click", "key", "tab", "card")[number % 4]
+    cards = page.eval_on_selector("#play-panel", "p => p.dataset.cards === '1'")
+    if way == "card" and not cards:
+        way = "click"
+    if way == "card":  # a card of the hand that a legal action plays, on the table
+        # the corner: in a fanned hand the next card covers the rest of it
+        page.locator("#replay-viewer .rv-card.playable").first.click(position={"x": 5, "y": 12})
+    elif way == "click":
         buttons.nth(index).click()
     elif way == "key":
         for digit in str(index + 1):
@@ -57,8 +65,8 @@ def answer_turn(page: Any, number: int, rng: random.Random) -> str:
     return way
 
 
-def play_table(page: Any, rng: random.Random, shot: str) -> int:
-    """Answer every turn until the match is over; the number of turns answered."""
+def play_table(page: Any, rng: random.Random, shot: str, ways: set[str]) -> int:
+    """Answer every turn until the match is over (adding to ``ways`` how); the turns."""
     last, turns = "", 0
     while True:
         page.wait_for_function(TURN_OR_END, arg=last, timeout=WAIT_MS)
@@ -68,10 +76,11 @@ def play_table(page: Any, rng: random.Random, shot: str) -> int:
         if turns == 2:
             page.wait_for_selector("#replay-viewer .seat", timeout=WAIT_MS)
             screenshot(page, shot)
-        answer_turn(page, turns, rng)
+        ways.add(answer_turn(page, turns, rng))
         turns += 1
 
 
+@pytest.mark.timeout(600)  # a busy machine: some hundred moves, each a round trip
 @pytest.mark.parametrize("width", list(WIDTHS))
 def test_a_person_plays_every_game_through_the_page(
     pg_app: Flask, live_site: str, start_worker: Any, browser: Any, width: str
@@ -100,6 +109,7 @@ def play_every_game(browser: Any, site: str, width: str) -> None:
     page.on("pageerror", lambda exc: problems.append(f"uncaught: {exc}"))
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     rng = random.Random(int(width))
+    ways: set[str] = set()
     sign_up(page, site, f"player{width}")
     for number, game in enumerate(SHORT):
         page.goto(f"{site}/play?{choice_query(game)}")
@@ -110,7 +120,7 @@ def play_every_game(browser: Any, site: str, width: str) -> None:
         page.click("#play-start")
         page.wait_for_url("**/play/*")
         match_id = int(page.url.split("/play/", 1)[1].split("?")[0])
-        turns = play_table(page, rng, f"play-{game}-{width}")
+        turns = play_table(page, rng, f"play-{game}-{width}", ways)
         assert turns > 0, f"{game}: the person was never asked"
         page.wait_for_selector("#play-match-link")
         assert "you finished in place" in page.inner_text("#play-status")
@@ -126,4 +136,5 @@ def play_every_game(browser: Any, site: str, width: str) -> None:
         assert replay["seats"][seat]["kind"] == "human"
         assert match.outcome is not None and match.outcome["strikes"][seat] == 0
     context.close()
+    assert ways == {"click", "key", "tab", "card"}
     assert not problems, "errors in the page:\n" + "\n".join(problems)

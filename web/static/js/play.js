@@ -28,7 +28,33 @@ function minutes(ms) {
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+/** Mark the cards of the person's hand that a legal action plays (clickable too); the viewer
+ * redraws the hand as moves come, so this is applied again at every tick. */
+function markCards() {
+  const hand = host.querySelector(`.seat[data-seat="${host.dataset.viewerSeat}"] .hand`);
+  if (!hand) return;
+  const playable = new Map();
+  (turn?.legal_actions ?? []).forEach((action, i) => {
+    if (typeof action?.card === "string" && !playable.has(action.card)) playable.set(action.card, i);
+  });
+  hand.querySelectorAll(".rv-card.face").forEach((card) => {
+    const index = sending ? undefined : playable.get(card.dataset.card);
+    card.classList.toggle("playable", index !== undefined);
+    if (index === undefined) delete card.dataset.action;
+    else {
+      card.dataset.action = String(index);
+      card.title = `${index + 1}: ${turn.labels[index]}`;
+    }
+  });
+}
+
+host.addEventListener("click", (event) => {
+  const card = event.target.closest?.(".rv-card.playable");
+  if (card && turn) choose(Number(card.dataset.action));
+});
+
 function tick() {
+  markCards();
   if (!turn) {
     clock.hidden = true;
     return;
@@ -54,6 +80,7 @@ function mountViewer() {
 function showTurn(next, leftMs) {
   turn = next;
   panel.dataset.request = String(next.request_id);
+  panel.dataset.cards = next.legal_actions.some((a) => typeof a?.card === "string") ? "1" : "";
   deadline = performance.now() + leftMs;
   typed = "";
   const buttons = next.labels.map((label, i) => {
