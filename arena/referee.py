@@ -56,6 +56,7 @@ from arena.protocol import (
     decode_bot_message,
     encode,
 )
+from arena.remote_seat import RemoteSeat, Turn, labels
 from arena.replay import Outcome, ReplayRecorder, SeatInfo, Step, apply_forfeits
 from sandbox.base import Limits, Sandbox, SandboxError
 
@@ -124,6 +125,8 @@ class BuiltinBot:
 
 
 Entrant = BotManifest | BuiltinBot
+Seated = Entrant | RemoteSeat
+"""Whatever may take a seat: a bot, a built-in agent, or a remote seat (a person)."""
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,7 @@ the step's status is final (see ``Referee.play``)."""
 @dataclass
 class Seat:
     index: int
-    entrant: Entrant
+    entrant: Seated
     bank_s: float
     conn: Connection | None = None
     status: SeatStatus = SeatStatus.OK
@@ -202,7 +205,7 @@ class Referee:
     def __init__(
         self,
         game: Game,
-        bots: list[Entrant],
+        bots: list[Seated],
         seed: int,
         sandbox: Sandbox,
         tc: TimeControl,
@@ -213,7 +216,8 @@ class Referee:
         self.limits = limits or Limits()
         self.transcripts = dict(transcripts or {})
         self.seats = [
-            Seat(i, bot, tc.bank_s, rng=random.Random(f"{seed}:{i}")) for i, bot in enumerate(bots)
+            Seat(i, bot, _bank(bot, tc), rng=random.Random(f"{seed}:{i}"))
+            for i, bot in enumerate(bots)
         ]
         self.state = game.new_state(seed)
         self.recorder = ReplayRecorder(game.config(), seed, [_seat_info(b) for b in bots])
@@ -343,6 +347,8 @@ class Referee:
     def _turn(self, seat: Seat, deal: int) -> tuple[Action, Step]:
         if isinstance(seat.entrant, BuiltinBot):
             return self._builtin_turn(seat, seat.entrant, deal)
+        if isinstance(seat.entrant, RemoteSeat) and not seat.forfeited:
+            return self._remote_turn(seat, seat.entrant, deal)
         if not seat.live:
             action = self.state.default_action()
             wire = self.state.action_to_json(action)
@@ -355,6 +361,40 @@ class Referee:
         ms = (time.perf_counter() - started) * 1000
         wire = self.state.action_to_json(action)
         return action, _step(seat.index, wire, deal, round(ms, 3), SeatStatus.OK)
+
+    def _remote_turn(self, seat: Seat, remote: RemoteSeat, deal: int) -> tuple[Action, Step]:
+        """Ask a remote seat (``arena.remote_seat``) and police its answer like a bot's."""
+        state = self.state
+        legal = state.legal_actions()
+        legal_json = [state.action_to_json(a) for a in legal]
+        self.request_id += 1
+        turn = Turn(
+            seat=seat.index,
+            request_id=self.request_id,
+            step=len(self.recorder.steps),
+            deal=deal,
+            observation=state.observation(seat.index),
+            legal_actions=legal_json,
+            labels=labels(legal_json),
+            time_left_ms=round(seat.bank_s * 1000),
+            move_ms=round(remote.move_s * 1000),
+            strikes=seat.strikes,
+            max_strikes=self.tc.max_strikes,
+            wait_s=remote.move_s + seat.bank_s,
+        )
+        started = time.perf_counter()
+        index = remote.ask(turn)
+        elapsed = time.perf_counter() - started
+        seat.think_s += elapsed
+        seat.bank_s = max(0.0, seat.bank_s - max(0.0, elapsed - remote.move_s))
+        if index is not None and 0 <= index < len(legal):
+            action, status = legal[index], SeatStatus.OK
+        else:
+            action = state.default_action()
+            status = SeatStatus.TIMEOUT if index is None else SeatStatus.ILLEGAL_ACTION
+            self._penalise(seat, status, "no answer in time" if index is None else "no such action")
+        wire = state.action_to_json(action)
+        return action, _step(seat.index, wire, deal, round(elapsed * 1000, 3), status)
 
     def _bot_turn(self, seat: Seat, deal: int) -> tuple[Action, Step]:
         self._settle(seat)
@@ -509,6 +549,8 @@ class Referee:
                 seat, status, f"{message}; strike {seat.strikes} of {self.tc.max_strikes}"
             )
             return
+        if seat.conn is None:  # a remote seat: its next turn says how many strikes it has
+            return
         notice = ErrorNotice(
             self.request_id, status.value, message, seat.strikes, self.tc.max_strikes
         )
@@ -569,7 +611,7 @@ class Referee:
         conn = seat.conn
         return SeatReport(
             name=seat.entrant.name,
-            kind="builtin" if isinstance(seat.entrant, BuiltinBot) else "bot",
+            kind=_kind(seat.entrant),
             status=seat.status,
             forfeited=seat.forfeited,
             strikes=seat.strikes,
@@ -591,9 +633,22 @@ class Referee:
         return replay
 
 
-def _seat_info(entrant: Entrant) -> SeatInfo:
+def _kind(entrant: Seated) -> str:
+    if isinstance(entrant, BuiltinBot):
+        return "builtin"
+    return "human" if isinstance(entrant, RemoteSeat) else "bot"
+
+
+def _bank(entrant: Seated, tc: TimeControl) -> float:
+    """A seat's time bank at the start: a remote seat's own, else the match's."""
+    return entrant.bank_s if isinstance(entrant, RemoteSeat) else tc.bank_s
+
+
+def _seat_info(entrant: Seated) -> SeatInfo:
     if isinstance(entrant, BuiltinBot):
         return SeatInfo(name=entrant.name, kind="builtin", version=__version__)
+    if isinstance(entrant, RemoteSeat):
+        return SeatInfo(name=entrant.name, kind="human", version=None)
     return SeatInfo(name=entrant.name, kind="bot", version=entrant.version)
 
 

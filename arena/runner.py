@@ -19,6 +19,7 @@ from arena.referee import (
     Entrant,
     MatchOutcome,
     Referee,
+    Seated,
     SeatReport,
     SeatStatus,
     StepCallback,
@@ -33,6 +34,7 @@ __all__ = [
     "MatchOutcome",
     "SeatReport",
     "SeatStatus",
+    "Seated",
     "StepCallback",
     "TimeControl",
     "run_match",
@@ -41,7 +43,7 @@ __all__ = [
 
 def run_match(
     game: Game,
-    bots: Sequence[Entrant],
+    bots: Sequence[Seated],
     seed: int,
     *,
     sandbox: Sandbox,

@@ -93,6 +93,18 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "CHALLENGE_MAX_MATCHES": 12,
         "CHALLENGE_QUEUE_MAX": 240,
         "SEAT_LOG_DAYS": 30,
+        # People at the tables (``web.services.tables``): their clock (free seconds per move,
+        # then a bank), the most a table may last before every answer is late (and at most
+        # MATCH_BUDGET - 60: a worker's task is stopped past its budget), and how many tables
+        # may be open at once per user and per server (each holds a worker process).
+        "HUMAN_MOVE_TIMEOUT": 30.0,
+        "HUMAN_TIME_BANK": 300.0,
+        "HUMAN_MATCH_MAX": 1800.0,
+        "HUMAN_TABLES_PER_USER": 1,
+        "HUMAN_TABLES": 4,
+        "HUMAN_TABLE_RATE_LIMIT": "30 per hour",
+        # Tables a bot version must have played before its page says how it fares against people.
+        "HUMAN_LADDER_MIN_GAMES": 5,
         "API_RATE_LIMIT": "600 per minute",
         "PAGE_CACHE_SECONDS": 5.0,
         "LIVE_STREAM_LENGTH": 5000,

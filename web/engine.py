@@ -31,6 +31,8 @@ class SeatSpec:
     name: str
     version: str | None = None
     trusted: bool = False
+    human: bool = False
+    """A person's seat (``web.services.tables``): no folder, asked through ``run``'s ``ask``."""
 
 
 @dataclass
@@ -148,18 +150,22 @@ def run(
     seed: int,
     *,
     on_step: Callable[..., None] | None = None,
+    ask: Callable[..., int | None] | None = None,
 ) -> Outcome:
-    """Play one match and return its outcome; ``InfrastructureError`` if it could not be played."""
+    """Play one match and return its outcome; ``InfrastructureError`` if it could not be played.
+
+    A person's seat (``SeatSpec.human``) is asked through ``ask`` (``arena.remote_seat.Ask``).
+    """
     from arena.games import make_game
     from arena.runner import run_match
     from sandbox import SandboxError
 
     try:
         game = make_game(**game_config)
-        entrants = [load_manifest(seat.bot_dir) for seat in seats]
+        entrants = [_entrant(seat, ask) for seat in seats]
     except (OSError, ValueError) as exc:
         raise InfrastructureError(f"cannot prepare the match: {exc}") from exc
-    sandbox = sandbox_for(all(seat.trusted for seat in seats))
+    sandbox = sandbox_for(all(seat.trusted or seat.human for seat in seats))
     try:
         with pool_core():
             played = run_match(
@@ -176,11 +182,25 @@ def run(
     return outcome_from(played, seats)
 
 
+def _entrant(seat: SeatSpec, ask: Callable[..., int | None] | None) -> Any:
+    """The referee's entrant for one seat: a bot's manifest, or a person's remote seat."""
+    if not seat.human:
+        return load_manifest(seat.bot_dir)
+    from arena.remote_seat import RemoteSeat
+
+    if ask is None:
+        raise ValueError(f"seat {seat.name} is a person's, and nobody can ask them")
+    cfg = current_app.config
+    move, bank = float(cfg["HUMAN_MOVE_TIMEOUT"]), float(cfg["HUMAN_TIME_BANK"])
+    return RemoteSeat(seat.name, ask, move_s=move, bank_s=bank)
+
+
 def outcome_from(played: Any, seats: list[SeatSpec]) -> Outcome:
     """Plain data from ``arena.runner.MatchOutcome``, seats named as the service knows them."""
     replay = dict(played.replay)
     replay["seats"] = [
-        {"name": seat.name, "kind": "bot", "version": seat.version} for seat in seats
+        {"name": seat.name, "kind": "human" if seat.human else "bot", "version": seat.version}
+        for seat in seats
     ]
     reports = played.seats
     return Outcome(

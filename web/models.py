@@ -90,6 +90,7 @@ class MatchKind(enum.StrEnum):
     VALIDATION = "validation"
     TOURNAMENT = "tournament"
     CHALLENGE = "challenge"
+    HUMAN = "human"  # a person plays one seat from the site (``web.services.tables``)
 
 
 class TournamentStatus(enum.StrEnum):
@@ -168,6 +169,11 @@ class Bot(db.Model):  # type: ignore[name-defined]
     # The version number its owner chose to play the ladders; None: the newest validated one.
     pinned_number: Mapped[int | None]
     deleted_at: Mapped[datetime | None]
+    # "bot", or "human": a person's seat at the tables (one per user, status deleted, so that no
+    # bot list, ladder or page shows it; matches show its name like any seat's).
+    kind: Mapped[str] = mapped_column(String(8), default="bot", server_default="bot")
+    # Its owner lets people play against it at the tables (``web.services.tables``).
+    humans_may_play: Mapped[bool] = mapped_column(default=False, server_default="false")
 
     owner: Mapped[User] = relationship(back_populates="bots")
     versions: Mapped[list[BotVersion]] = relationship(
@@ -369,6 +375,30 @@ class Rating(db.Model):  # type: ignore[name-defined]
     last_played_at: Mapped[datetime | None]
 
     bot: Mapped[Bot] = relationship()
+
+
+class HumanRating(db.Model):  # type: ignore[name-defined]
+    """A rating on a game's human ladder: people at the tables and the bot versions they met.
+
+    Kept apart from the bot ladders' ``Rating`` rows: a table changes only these. A person is
+    rated through their seat's bot row (kind ``human``), a bot per version.
+    """
+
+    __tablename__ = "human_ratings"
+    __table_args__ = (UniqueConstraint("game", "bot_version_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game: Mapped[str] = mapped_column(String(48))
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    bot_version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"))
+    person: Mapped[bool] = mapped_column(default=False)
+    mu: Mapped[float]
+    sigma: Mapped[float]
+    games: Mapped[int] = mapped_column(default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    bot: Mapped[Bot] = relationship()
+    version: Mapped[BotVersion] = relationship()
 
 
 class RatingChange(db.Model):  # type: ignore[name-defined]

@@ -104,14 +104,14 @@ def configure(app: Flask) -> None:
 
 def register(app: Flask) -> None:
     """Attach the API blueprints; they authenticate by token and so skip CSRF checks."""
-    from web.api import admin, bots, catalog, challenges, matches, owner
+    from web.api import admin, bots, catalog, challenges, matches, owner, tables
 
     configure(app)
     app.url_map.converters["id"] = IdConverter
     api.init_app(app)
     api.register_converter(IdConverter, _id_schema)
     limit = app.config["API_RATE_LIMIT"]
-    for module in (catalog, bots, matches, challenges, owner, admin):
+    for module in (catalog, bots, matches, challenges, tables, owner, admin):
         csrf.exempt(module.blp)
         limiter.limit(limit)(module.blp)
         api.register_blueprint(module.blp, url_prefix=PREFIX)

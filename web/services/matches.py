@@ -86,7 +86,7 @@ def create_match(
     db.session.flush()
     if kind == MatchKind.VALIDATION:
         send_match_after_commit(match.id, queue=VALIDATE)
-    elif kind == MatchKind.CHALLENGE:
+    elif kind in (MatchKind.CHALLENGE, MatchKind.HUMAN):  # people wait for no ladder
         send_match_after_commit(match.id, queue=CHALLENGES)
     else:
         send_match_after_commit(match.id, queue=URGENT if urgent else MATCHES)
@@ -98,7 +98,7 @@ def match_queue(match: Match) -> str:
     playing its placement matches, then challenges, then the rest."""
     if match.kind == MatchKind.VALIDATION:
         return VALIDATE
-    if match.kind == MatchKind.CHALLENGE:
+    if match.kind in (MatchKind.CHALLENGE, MatchKind.HUMAN):
         return CHALLENGES
     if match.kind != MatchKind.LADDER:
         return MATCHES

@@ -15,7 +15,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -34,9 +36,10 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import attempts, events, matches, ratings, seatlogs, stats
+from web.services import attempts, events, human_ladder, matches, ratings, seatlogs, stats, tables
 from web.services import live as live_feed
-from web.services.queue import MATCHES, send_match
+from web.services.human_seat import RedisSeat
+from web.services.queue import MATCHES, redis_client, send_match
 
 # A process that plays matches must have everyone who listens for their end registered: the
 # ladders (ladder matches), the tournaments (tournament matches) and the bot lifecycle
@@ -78,9 +81,12 @@ def play_match(match_id: int, *, redelivered: bool = False) -> str:
                 config, seed = dict(match.game_config), match.seed
                 db.session.rollback()
                 live = LiveReplay(match_id, attempt, config, seed, seats)
+                if any(seat.human for seat in seats):  # a person sees the table before moving
+                    live.write()
                 feed = live_feed.open_feed(match_id, config, seed)
                 watchers = [live.on_step] + ([feed.on_step] if feed is not None else [])
-                outcome = engine.run(config, seats, seed, on_step=_each(*watchers))
+                person = files.enter_context(_person(match_id, seats))
+                outcome = engine.run(config, seats, seed, on_step=_each(*watchers), ask=person)
             replay_rel = _store_replay(outcome.replay)
             outcome.extra["log_bytes"] = seatlogs.store(match_id, outcome.stderr)
         except Exception as exc:  # the match could not be played: give the claim back
@@ -204,17 +210,43 @@ def _seat_specs(match_id: int, files: ExitStack) -> list[engine.SeatSpec]:
     seats = db.session.scalars(
         select(MatchSeat).where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)
     ).all()
-    rows = [(s.bot_version_id, s.bot.name, str(s.version.number), s.version.trusted) for s in seats]
+    rows = [
+        (s.bot_version_id, s.bot.name, str(s.version.number), s.version.trusted, s.bot.kind)
+        for s in seats
+    ]
     db.session.rollback()  # no transaction stays open while the files are fetched
     return [
-        engine.SeatSpec(
+        engine.SeatSpec(bot_dir=Path(), name=name, human=True)
+        if kind == tables.HUMAN
+        else engine.SeatSpec(
             bot_dir=files.enter_context(storage.checkout(version_id)),
             name=name,
             version=number,
             trusted=trusted,
         )
-        for version_id, name, number, trusted in rows
+        for version_id, name, number, trusted, kind in rows
     ]
+
+
+@contextmanager
+def _person(match_id: int, seats: list[engine.SeatSpec]) -> Iterator[RedisSeat | None]:
+    """How the person at a table is asked (None at a table of bots only); cleared at the end.
+
+    Without Redis a table cannot be played: that is the platform's fault, not the match's.
+    """
+    if not any(seat.human for seat in seats):
+        yield None
+        return
+    client = redis_client(str(current_app.config.get("REDIS_URL") or ""))
+    if client is None:
+        raise engine.InfrastructureError("a table with a person needs Redis (REDIS_URL)")
+    prefix = str(current_app.config.get("BROKER_PREFIX") or "")
+    until = time.monotonic() + tables.table_bound()
+    seat = RedisSeat(client, prefix, match_id, until)
+    try:
+        yield seat
+    finally:
+        seat.close()
 
 
 def _each(*callbacks: Any) -> Any:
@@ -247,7 +279,10 @@ class LiveReplay:
     ) -> None:
         self.match_id, self.attempt = match_id, attempt
         self.config, self.seed = config, seed
-        self.seats = [{"name": s.name, "kind": "bot", "version": s.version} for s in seats]
+        self.seats = [
+            {"name": s.name, "kind": "human" if s.human else "bot", "version": s.version}
+            for s in seats
+        ]
         self.steps: list[dict[str, Any]] = []
         self.relative = f"replays/live/{match_id}.json"
         self.storage = get_storage()
@@ -375,6 +410,8 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
         _record_seats(match, outcome)
         if match.rated and match.kind == MatchKind.LADDER:
             ratings.apply_match(match, [s.bot_id for s in match.seats], outcome.ranking)
+        if match.kind == MatchKind.HUMAN:  # its own ladder: no bot ladder hears of a table
+            human_ladder.rate_table(match, outcome.ranking)
         db.session.commit()
     except IntegrityError:
         # Rating changes of this match exist already (an admin replayed a rated match): keep
@@ -427,7 +464,7 @@ def _record_seats(match: Match, outcome: engine.Outcome) -> None:
         seat.think_ms_p90, seat.think_ms_max = think.p90, think.most
         sizes = outcome.extra.get("log_bytes") or []
         seat.log_bytes = sizes[k] if k < len(sizes) else None
-        if match.kind != MatchKind.CHALLENGE:  # an author's test run: it pauses no bot
+        if match.kind not in (MatchKind.CHALLENGE, MatchKind.HUMAN):  # pauses no bot
             _count_failure(seat.bot, seat.status, outcome.forfeited[k], match.id, limit)
 
 

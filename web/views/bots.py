@@ -29,7 +29,7 @@ from web.extensions import db
 from web.forms import ActionForm, DeleteBotForm, PlayForm, UploadForm
 from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
-from web.services import runtimes, sealing, versions
+from web.services import human_ladder, runtimes, sealing, tables, versions
 from web.services import stats as bot_stats
 from web.storage import get_storage
 from web.views.status import version_stage
@@ -72,7 +72,14 @@ def bot(bot_id: int) -> ResponseReturnValue:
         controls=_is_owner(found),
         delete_form=DeleteBotForm(),
         challenges=queries.challenges(None, bot_id, 1, 5).items,
+        against_people=_against_people(found),
     )
+
+
+def _against_people(found: Bot) -> list[human_ladder.Standing]:
+    """How the version playing now fares against people, where it played enough tables."""
+    active = found.active_version()
+    return human_ladder.standings(active.id) if active is not None else []
 
 
 def _placement(found: Bot) -> tuple[int, int, int] | None:
@@ -214,6 +221,21 @@ def play(bot_id: int) -> ResponseReturnValue:
         else "The newest validated version plays now, and each newer one once validated."
     )
     return _control(bot_id, lambda: versions.choose(found, number), done)
+
+
+@bp.route("/bots/<id:bot_id>/humans", methods=["POST"])
+@login_required
+def humans(bot_id: int) -> ResponseReturnValue:
+    """The owner lets people play the bot at the tables, or stops them."""
+    found = _owned(bot_id)
+    if not ActionForm().validate_on_submit():
+        abort(400)
+    tables.allow_people(found, request.form.get("allow") == "1")
+    if found.humans_may_play:
+        flash(f"People may now choose {found.name} at the tables (unrated for it).", "ok")
+    else:
+        flash(f"People can no longer choose {found.name} at the tables.", "ok")
+    return redirect(url_for("bots.bot", bot_id=bot_id))
 
 
 @bp.route("/bots/<id:bot_id>/retire", methods=["POST"])
