@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -193,3 +195,41 @@ def missing_install_command(statuses: Iterable[LanguageStatus]) -> str | None:
     """The one command installing every missing language's toolchain (None if none is)."""
     missing = [BY_ID[s.id] for s in statuses if not s.available]
     return install_command(missing) if missing else None
+
+
+def missing_here() -> list[Language]:
+    """The languages some of whose programs are not on this machine's ``PATH``."""
+    return [lang for lang in LANGUAGES if not all(shutil.which(c) for c in lang.commands)]
+
+
+def summary(missing: Sequence[Language]) -> str:
+    """Which languages this machine lacks and the one command that adds them ("" if none)."""
+    if not missing:
+        return ""
+    names = ", ".join(language.id for language in missing)
+    return (
+        f"bot languages missing here ({len(missing)} of {len(LANGUAGES)}): {names}\n"
+        f"install them with:\n{folded(install_command(missing))}\n"
+        "(`arena doctor` checks them as sandboxed bots see them)"
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """``python3 sandbox/languages.py --missing-packages``: the Debian packages of the
+    languages this machine lacks, one a line; ``--summary``: which ones, and the command that
+    installs them (nothing if none is missing). For install scripts: needs no virtualenv."""
+    if list(argv) == ["--missing-packages"]:
+        for package in debian_packages(missing_here()):
+            print(package)
+        return 0
+    if list(argv) == ["--summary"]:
+        text = summary(missing_here())
+        if text:
+            print(text)
+        return 0
+    print("usage: python3 sandbox/languages.py --missing-packages | --summary", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
