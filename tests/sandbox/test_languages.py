@@ -118,3 +118,12 @@ def test_doctor_names_the_missing_languages_and_the_command(
     assert "sudo apt-get install --no-install-recommends python3 nodejs" in out
     assert " ruby " not in out.split("install them with:")[1]
     assert max(len(line) for line in out.splitlines()) <= 80, out
+
+
+def test_the_docs_list_every_language_with_its_packages() -> None:
+    bots = (REPO / "docs" / "bots.md").read_text()
+    pinned = (REPO / "docs" / "sandbox.md").read_text()
+    for language in LANGUAGES:
+        row = next(line for line in bots.splitlines() if line.startswith(f"| {language.id} |"))
+        assert all(package in row for package in language.packages if package != "gcc"), row
+        assert f"\n| {language.id} | " in pinned, language.id
