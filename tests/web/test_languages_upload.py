@@ -59,8 +59,10 @@ def test_each_languages_sample_uploads_to_active(
     ids = {lang.id: upload(pg_app, token, bots.pack_folder(sample_of(lang))) for lang in languages}
     worker = start_worker(pg_app, concurrency=2)
 
+    done = (VersionStatus.ACTIVE, VersionStatus.REJECTED)
+
     def settled() -> bool:
-        return all(s in (VersionStatus.ACTIVE, VersionStatus.REJECTED) for s in statuses(ids).values())
+        return all(status in done for status in statuses(ids).values())
 
     wait_for(settled, 120 + 60 * len(ids), "every upload to be validated", worker)
     rejected = {lang: s for lang, s in statuses(ids).items() if s != VersionStatus.ACTIVE}
