@@ -9,12 +9,16 @@ upload is, then
 - move: microseconds from writing a typical Svoi Kozyri request (a two-player match played out
   in-process; the bot gets seat 0's requests, whole or as deltas as its ``ready`` asked) to
   reading its answer: the kit's parse and answer plus the pipe, the same for every language.
+  The referee and the bot share one core, as in a match.
 
 Medians; the languages take turns in each round so a busy machine affects them alike. The
 anchor is the Python sample (the reference kit; the first language measured if it has none):
-each figure is also given as a ratio to the anchor's in the same backend. The runner image's
-size is printed when Docker was measured. The goals: every language ready within 1 s and a
-move under 1 ms. The last line is ``languages=N slowest_ready_ms=.. slowest_move_ms=..``.
+each figure is also given as a ratio to the anchor's in the same backend. A move is given twice:
+wall time (which on a busy machine is mostly waiting for the core) and the bot's CPU time per
+move (its whole CPU time, less a start's, over the moves; this hardly depends on the load), the
+kit's own cost. The runner image's size is printed when Docker was measured. The goals: every
+language ready within 1 s and a move under 1 ms of CPU. The last line is
+``languages=N slowest_ready_ms=.. slowest_move_ms=..`` (the move: CPU).
 
     .venv/bin/python bench/languages.py [--starts 5] [--moves 300] [--backend bwrap ...]
 """
@@ -49,6 +53,10 @@ from sandbox.base import BotProcess, Limits, Sandbox  # noqa: E402
 from sandbox.languages import LANGUAGES, Language  # noqa: E402
 from sandbox.runtimes import list_languages  # noqa: E402
 
+Move = tuple[float, float]
+"""Median wall microseconds per move, bot CPU microseconds per move."""
+Row = tuple[str, str, float, Move]
+"""Backend, language, median ready ms, the move figures."""
 LIMITS = Limits(memory_mb=512, processes=64)
 """The match runner's defaults."""
 GAME = "svoi-kozyri"
@@ -74,10 +82,14 @@ def hello_line() -> bytes:
     return encode(hello)
 
 
+CPU = min(os.sched_getaffinity(0))
+"""The core the referee and each bot share, as in a match (a move is a hand-off on one core)."""
+
+
 def start(box: Sandbox, bot: BotManifest) -> tuple[BotProcess, float, str]:
     """A fresh bot past ``hello``: the process, milliseconds to ``ready``, the mode it asked."""
     began = time.perf_counter()
-    process = box.spawn(bot.path, list(bot.run), LIMITS)
+    process = box.spawn(bot.path, list(bot.run), LIMITS, cpu=CPU)
     os.write(process.stdin_fd, hello_line())
     ready = orjson.loads(read_line(process, time.monotonic() + READ_TIMEOUT_S))
     elapsed = (time.perf_counter() - began) * 1000
@@ -109,8 +121,9 @@ def request(state: State, feed: ObservationFeed, number: int) -> Request:
     return Request(number, state.deal_index, body, legal, 30000, 1000, delta=feed.mode != FULL)
 
 
-def move_us(box: Sandbox, bot: BotManifest, moves: int) -> float:
-    """Median microseconds from a request written to its answer read."""
+def move_us(box: Sandbox, bot: BotManifest, moves: int, start_cpu_ms: float) -> Move:
+    """Median microseconds from a request written to its answer read, and the bot's CPU
+    microseconds per move (its whole CPU time less a start's, over the moves)."""
     process, _, mode = start(box, bot)
     times = []
     try:
@@ -121,13 +134,15 @@ def move_us(box: Sandbox, bot: BotManifest, moves: int) -> float:
             times.append((time.perf_counter() - began) * 1e6)
     finally:
         process.close()
-    return statistics.median(times)
+    cpu_us = max(0.0, process.usage().cpu_seconds * 1e6 - start_cpu_ms * 1000) / len(times)
+    return statistics.median(times), cpu_us
 
 
-def ready_ms(box: Sandbox, bot: BotManifest) -> float:
+def ready_ms(box: Sandbox, bot: BotManifest) -> tuple[float, float]:
+    """Milliseconds to ``ready``, and the CPU milliseconds of the bot's start and end."""
     process, elapsed, _ = start(box, bot)
     process.close()
-    return elapsed
+    return elapsed, process.usage().cpu_seconds * 1000
 
 
 def prepared(box: Sandbox, backend: str, scratch: Path) -> dict[str, BotManifest]:
@@ -172,14 +187,17 @@ def main() -> int:
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="arena-bench-langs-", dir="/tmp"))
     scratch.chmod(0o755)
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {CPU})
     try:
         return measure(args, scratch)
     finally:
+        os.sched_setaffinity(0, before)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
 def measure(args: argparse.Namespace, scratch: Path) -> int:
-    rows: list[tuple[str, str, float, float]] = []
+    rows: list[Row] = []
     for backend in args.backend or ["bwrap", "docker"]:
         reason = backend_class(backend).available()
         if reason is not None:
@@ -189,35 +207,37 @@ def measure(args: argparse.Namespace, scratch: Path) -> int:
         (scratch / backend).mkdir()
         (scratch / backend).chmod(0o755)
         bots = prepared(box, backend, scratch)
-        starts: dict[str, list[float]] = {name: [] for name in bots}
+        starts: dict[str, list[tuple[float, float]]] = {name: [] for name in bots}
         for _ in range(args.starts):
             for name, bot in bots.items():
                 starts[name].append(ready_ms(box, bot))
         for name, bot in bots.items():
-            move = move_us(box, bot, args.moves)
-            rows.append((backend, name, statistics.median(starts[name]), move))
+            start_cpu = statistics.median(cpu for _, cpu in starts[name])
+            move = move_us(box, bot, args.moves, start_cpu)
+            rows.append((backend, name, statistics.median(ms for ms, _ in starts[name]), move))
         if backend == "docker" and bots:
             print(f"# runner image {image_size()}")
     report(rows)
     return 0
 
 
-def report(rows: list[tuple[str, str, float, float]]) -> None:
-    anchors = {}
-    for backend, name, ready, move in rows:
-        if backend not in anchors or name == "python":
-            anchors[backend] = (name, ready, move)
-    print(f"{'backend':<8} {'language':<11} {'ready ms':>9} {'x anchor':>9} "
-          f"{'move us':>9} {'x anchor':>9}")  # fmt: skip
-    for backend, name, ready, move in rows:
-        anchor, a_ready, a_move = anchors[backend]
-        print(f"{backend:<8} {name:<11} {ready:>9.0f} {ready / a_ready:>9.2f} "
-              f"{move:>9.0f} {move / a_move:>9.2f}")  # fmt: skip
-    for backend, (anchor, _, _) in anchors.items():
-        print(f"# {backend} anchor: {anchor}")
-    names = {name for _, name, _, _ in rows}
-    slowest_ready = max((r[2] for r in rows), default=0.0)
-    slowest_move = max((r[3] for r in rows), default=0.0) / 1000
+def report(rows: list[Row]) -> None:
+    anchors: dict[str, Row] = {}
+    for row in rows:
+        if row[0] not in anchors or row[1] == "python":
+            anchors[row[0]] = row
+    print(f"{'backend':<7} {'language':<11} {'ready ms':>8} {'x anch':>6} "
+          f"{'move us':>8} {'x anch':>6} {'cpu us':>7} {'x anch':>6}")  # fmt: skip
+    for backend, name, ready, (move, cpu) in rows:
+        _, _, a_ready, (a_move, a_cpu) = anchors[backend]
+        cpu_ratio = cpu / max(a_cpu, 1.0)
+        print(f"{backend:<7} {name:<11} {ready:>8.0f} {ready / a_ready:>6.2f} "
+              f"{move:>8.0f} {move / a_move:>6.2f} {cpu:>7.0f} {cpu_ratio:>6.2f}")  # fmt: skip
+    for backend, row in anchors.items():
+        print(f"# {backend} anchor: {row[1]}; move us: wall, request to answer; cpu us: the bot's")
+    names = {row[1] for row in rows}
+    slowest_ready = max((row[2] for row in rows), default=0.0)
+    slowest_move = max((row[3][1] for row in rows), default=0.0) / 1000
     print(f"languages={len(names)} slowest_ready_ms={slowest_ready:.0f} "
           f"slowest_move_ms={slowest_move:.2f}")  # fmt: skip
 
