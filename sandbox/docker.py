@@ -55,9 +55,11 @@ from sandbox.base import (
 from sandbox.cgroups import Freezer, find_hierarchies, sweep_stale
 from sandbox.docker_account import ROOT_NAME as ACCOUNT_ROOT
 from sandbox.docker_account import ContainerAccount
+from sandbox.languages import packages_tag
 from sandbox.walls import docker_host_walls, docker_security_opt, engine_has_seccomp
 
-DEFAULT_IMAGE = "kozyri-arena-runner"
+IMAGE_REPOSITORY = "kozyri-arena-runner"
+"""The runner image's name; its tag is a hash of its package list (``packages_tag``)."""
 IMAGE_ENV = "ARENA_DOCKER_IMAGE"
 LABEL = "org.kozyri-arena.bot"
 """Every bot container carries this label (value: the slot), so strays can be found."""
@@ -75,8 +77,9 @@ ENDING_GRACE_S = 5.0
 
 
 def image_name() -> str:
-    """The runner image to start bots from."""
-    return os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
+    """The runner image to start bots from: ``ARENA_DOCKER_IMAGE``, else the one
+    ``scripts/ci-docker.sh`` builds from today's package list."""
+    return os.environ.get(IMAGE_ENV) or f"{IMAGE_REPOSITORY}:{packages_tag()}"
 
 
 def api_client() -> Any:

@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from sandbox.languages import LanguageStatus, language_status
+
 PROBE_TIMEOUT_S = 60.0
 PROBE_SLOT = 999
 """The sandbox slot the probes run in (apart from the low slots of matches)."""
@@ -35,11 +37,13 @@ class Runtime:
 RUNTIMES = (
     Runtime("python3", "Python 3", "interpreter"),
     Runtime("node", "JavaScript (Node.js)", "interpreter"),
+    Runtime("tsc", "TypeScript", "compiler"),
     Runtime("perl", "Perl", "interpreter", ("-e", 'print "perl $^V\\n"')),
     Runtime("ruby", "Ruby", "interpreter"),
     Runtime("php", "PHP", "interpreter"),
     Runtime("lua", "Lua", "interpreter", ("-v",)),
     Runtime("java", "Java", "interpreter", ("-version",)),
+    Runtime("mono", "C# (Mono)", "interpreter"),
     Runtime("bash", "Bash", "interpreter"),
     Runtime("sh", "POSIX shell", "interpreter", ("-c", "echo sh")),
     Runtime("gcc", "C", "compiler"),
@@ -50,6 +54,7 @@ RUNTIMES = (
     Runtime("cargo", "Rust", "compiler"),
     Runtime("go", "Go", "compiler", ("version",)),
     Runtime("javac", "Java", "compiler", ("-version",)),
+    Runtime("mcs", "C# (Mono)", "compiler"),
     Runtime("make", "make (for build)", "compiler"),
 )
 """The programs asked about, in the order shown."""
@@ -185,8 +190,24 @@ def _running_under_bwrap(found: list[Found]) -> list[Found]:
     return kept
 
 
+def list_languages(backend: str) -> list[LanguageStatus]:
+    """Every language of ``sandbox.languages`` in ``backend``: its version, or what is missing.
+    Raises ``SandboxError`` as ``list_runtimes`` does."""
+    return language_status(_versions(list_runtimes(backend)), backend, _host_versions(backend))
+
+
+def _versions(found: tuple[Found, ...]) -> dict[str, str]:
+    return {item.command: item.version for item in found}
+
+
+def _host_versions(backend: str) -> dict[str, str] | None:
+    """The machine's own programs, for a backend that shows them (bwrap), else None."""
+    return _versions(list_runtimes("none")) if backend == "bwrap" else None
+
+
 def runtimes_json(backends: tuple[str, ...] = ("bwrap", "docker")) -> dict[str, Any]:
-    """For each backend: its runtimes, or why it cannot be asked here (for web pages)."""
+    """For each backend: its languages and runtimes, or why it cannot be asked here (for web
+    pages)."""
     from sandbox.base import SandboxError
 
     answer: dict[str, Any] = {}
@@ -194,8 +215,20 @@ def runtimes_json(backends: tuple[str, ...] = ("bwrap", "docker")) -> dict[str, 
         try:
             found = list_runtimes(backend)
         except SandboxError as exc:
-            answer[backend] = {"available": False, "reason": str(exc), "runtimes": []}
+            answer[backend] = unavailable_json(str(exc))
         else:
             runtimes = [f.to_json() for f in found]
-            answer[backend] = {"available": True, "reason": None, "runtimes": runtimes}
+            statuses = language_status(_versions(found), backend, _host_versions(backend))
+            languages = [s.to_json() for s in statuses]
+            answer[backend] = {
+                "available": True,
+                "reason": None,
+                "languages": languages,
+                "runtimes": runtimes,
+            }
     return answer
+
+
+def unavailable_json(reason: str) -> dict[str, Any]:
+    """What ``runtimes_json`` says of a backend that cannot be asked: nothing is there."""
+    return {"available": False, "reason": reason, "languages": [], "runtimes": []}

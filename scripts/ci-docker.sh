@@ -13,10 +13,15 @@ set -euo pipefail
 
 STATE="${ARENA_DOCKER_STATE:-/var/tmp/arena-docker}"
 SOCK="$STATE/docker.sock"
-BASE_IMAGE="${ARENA_DOCKER_BASE:-arena-base}"
-RUNNER_IMAGE="${ARENA_DOCKER_IMAGE:-kozyri-arena-runner}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$HERE")"
+PACKAGES_FILE="$ROOT/sandbox/runner-packages.txt"
+# The toolchain images are named after their package list, so a changed list is a new image
+# (an engine with an older one cached builds the new one; sandbox/docker.py computes the same).
+LANGS_TAG="$(sha256sum "$PACKAGES_FILE" | cut -c1-12)"
+BASE_IMAGE="${ARENA_DOCKER_BASE:-arena-base}"
+TOOLCHAINS_IMAGE="${ARENA_DOCKER_TOOLCHAINS:-arena-toolchains:$LANGS_TAG}"
+RUNNER_IMAGE="${ARENA_DOCKER_IMAGE:-kozyri-arena-runner:$LANGS_TAG}"
 
 if [[ "${1:-}" == "--env-file" ]]; then
     echo "$STATE/env"
@@ -83,28 +88,65 @@ debian_mirror() {
     fi
 }
 
-build_base() {
-    if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
-        log "base image $BASE_IMAGE is cached"
-        return
-    fi
-    local mirror suite rootfs
+runner_packages() { grep -v '^[[:space:]]*\(#\|$\)' "$PACKAGES_FILE"; }
+
+debootstrap_rootfs() {
+    # debootstrap_rootfs DIR: a minimal Debian of this machine's release, with python3 and nodejs.
+    local mirror suite rootfs=$1
     mirror="$(debian_mirror)"
     suite="$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")"
-    rootfs="$STATE/rootfs"
     log "debootstrap $suite from $mirror (python3 and nodejs included)"
     rm -rf "$rootfs"
     debootstrap --variant=minbase --include=python3,nodejs "$suite" "$rootfs" "$mirror" \
         >"$STATE/debootstrap.log" 2>&1 || { tail -20 "$STATE/debootstrap.log" >&2; return 1; }
-    chroot "$rootfs" apt-get clean
-    rm -rf "$rootfs"/var/lib/apt/lists/*
-    tar -C "$rootfs" -c . | docker import - "$BASE_IMAGE" >/dev/null
+}
+
+import_rootfs() {
+    # import_rootfs DIR IMAGE: the folder, without apt's caches, as an image.
+    chroot "$1" apt-get clean
+    rm -rf "$1"/var/lib/apt/lists/*
+    tar -C "$1" -c . | docker import - "$2" >/dev/null
+}
+
+add_toolchains() {
+    # add_toolchains DIR: the runner's packages installed inside the rootfs (apt runs in the
+    # chroot with the host's network; the image build itself never has one).
+    local rootfs=$1 rc=0
+    cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
+    mount -t proc proc "$rootfs/proc"
+    # shellcheck disable=SC2064
+    trap "umount '$rootfs/proc' 2>/dev/null || true" EXIT
+    # shellcheck disable=SC2046
+    { chroot "$rootfs" apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive chroot "$rootfs" apt-get install -y -qq \
+            --no-install-recommends $(runner_packages); } >"$STATE/toolchains.log" 2>&1 || rc=$?
+    umount "$rootfs/proc"
+    trap - EXIT
+    ((rc == 0)) || { tail -20 "$STATE/toolchains.log" >&2; return "$rc"; }
+}
+
+build_base() {
+    # Two images from one debootstrap: the small base (other images build on it) and the
+    # toolchain base the runner image is made from.
+    local have_base=0 rootfs="$STATE/rootfs.$$"
+    docker image inspect "$BASE_IMAGE" >/dev/null 2>&1 && have_base=1
+    if docker image inspect "$TOOLCHAINS_IMAGE" >/dev/null 2>&1; then
+        log "toolchain image $TOOLCHAINS_IMAGE is cached"
+        ((have_base)) && return
+    fi
+    debootstrap_rootfs "$rootfs"
+    ((have_base)) || import_rootfs "$rootfs" "$BASE_IMAGE"
+    if ! docker image inspect "$TOOLCHAINS_IMAGE" >/dev/null 2>&1; then
+        log "installing the runner's toolchains: $(runner_packages | tr '\n' ' ')"
+        add_toolchains "$rootfs"
+        import_rootfs "$rootfs" "$TOOLCHAINS_IMAGE"
+    fi
     rm -rf "$rootfs"
 }
 
 build_runner() {
-    log "building $RUNNER_IMAGE from $BASE_IMAGE"
-    DOCKER_BUILDKIT=0 docker build -q --network none --build-arg "BASE_IMAGE=$BASE_IMAGE" \
+    log "building $RUNNER_IMAGE from $TOOLCHAINS_IMAGE"
+    DOCKER_BUILDKIT=0 docker build -q --network none --build-arg "BASE_IMAGE=$TOOLCHAINS_IMAGE" \
         -t "$RUNNER_IMAGE" -f "$ROOT/sandbox/runner.Dockerfile" "$ROOT/sandbox" >/dev/null
 }
 

@@ -29,6 +29,7 @@ COMMANDS = (
     "challenge",
     "up",
     "runtimes",
+    "doctor",
 )
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from arena.cli.main import main
 from sandbox.base import Sandbox, SandboxError
-from sandbox.runtimes import RUNTIMES, host_path, list_runtimes, runtimes_json
+from sandbox.languages import LANGUAGES
+from sandbox.runtimes import RUNTIMES, host_path, list_languages, list_runtimes, runtimes_json
 
 
 @pytest.fixture(autouse=True)
@@ -68,8 +69,13 @@ def test_bwrap_lists_the_usual_runtimes_and_none_the_host_lacks(bwrap_sandbox: S
         assert python.path == "/usr/bin/python3" and python.version.startswith("Python 3.")
 
 
-def test_the_docker_image_lists_python_and_node(docker_sandbox: Sandbox) -> None:
+def test_the_docker_image_has_every_language(docker_sandbox: Sandbox) -> None:
     assert {"python3", "node"} <= set(commands("docker"))
+    statuses = list_languages("docker")
+    assert [s.id for s in statuses] == [language.id for language in LANGUAGES]
+    absent = [(s.id, s.reason) for s in statuses if not s.available]
+    assert absent == [], "rebuild the runner image: bash scripts/ci-docker.sh"
+    assert all(s.release and s.release[0].isdigit() for s in statuses), statuses
 
 
 def test_an_unknown_backend_is_refused_and_the_json_says_why() -> None:
@@ -78,7 +84,7 @@ def test_an_unknown_backend_is_refused_and_the_json_says_why() -> None:
     answer = runtimes_json(("none", "jail"))
     assert answer["none"]["available"] and answer["none"]["runtimes"]
     assert answer["jail"] == {"available": False, "reason": answer["jail"]["reason"],
-                              "runtimes": []}  # fmt: skip
+                              "languages": [], "runtimes": []}  # fmt: skip
     assert "no sandbox 'jail'" in answer["jail"]["reason"]
 
 
@@ -89,3 +95,23 @@ def test_the_command_prints_a_table_and_json(capsys: pytest.CaptureFixture[str])
     assert main(["runtimes", "--sandbox", "none", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert any(item["command"] == "python3" for item in data["none"]["runtimes"])
+    python = next(item for item in data["none"]["languages"] if item["id"] == "python")
+    assert python["available"] and python["release"].startswith("3.")
+
+
+def test_the_command_shows_every_language_per_sandbox_in_80_columns(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine whose PATH has no toolchain but a shell: every language but the ones the
+    shell itself gives is missing, with the one command that installs them."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    (tmp_path / "sh").symlink_to("/bin/sh")
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["runtimes", "--sandbox", "none"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    for language in LANGUAGES:
+        assert f"\n{language.id} " in out, language.id
+    assert "none: java: javac, java: not found on this machine" in out
+    assert "sudo apt-get install --no-install-recommends python3 nodejs" in out
+    assert "default-jdk-headless" in out and "php-cli" in out

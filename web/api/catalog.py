@@ -86,9 +86,10 @@ def status() -> dict[str, Any]:
 @without_database
 @blp.response(200, s.envelope(s.Runtimes))
 def runtimes() -> dict[str, Any]:
-    """The interpreters and compilers an uploaded bot's ``run`` and ``build`` can call: those of
-    the server's sandbox, probed once (``available`` false, with the reason, if they could not
-    be listed)."""
+    """The languages with a starter kit and their versions, and the interpreters and compilers
+    an uploaded bot's ``run`` and ``build`` can call: those of the server's sandbox, probed once
+    (a missing language says why; ``available`` false, with the reason, if nothing could be
+    listed)."""
     return envelope(offered(str(current_app.config["SANDBOX"])))
 
 

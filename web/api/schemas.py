@@ -324,10 +324,32 @@ class Runtime(Schema):
     version = fields.String(required=True)
 
 
+class Language(Schema):
+    id = fields.String(required=True, metadata={"description": "`language` in bot.toml"})
+    name = fields.String(required=True)
+    available = fields.Boolean(required=True)
+    version = fields.String(
+        allow_none=True, required=True, metadata={"description": "its compiler's version line"}
+    )
+    release = fields.String(allow_none=True, required=True, metadata={"example": "17.0.15"})
+    missing = fields.List(
+        fields.String(), required=True, metadata={"description": "programs not found"}
+    )
+    reason = fields.String(allow_none=True, required=True)
+    install = fields.String(
+        allow_none=True, required=True, metadata={"description": "what adds it, if missing"}
+    )
+
+
 class Runtimes(Schema):
     backend = fields.String(required=True)
     available = fields.Boolean(required=True)
     reason = fields.String(allow_none=True, required=True)
+    languages = fields.List(
+        fields.Nested(Language),
+        required=True,
+        metadata={"description": "every language with a starter kit, in this sandbox"},
+    )
     runtimes = fields.List(fields.Nested(Runtime), required=True)
 
 

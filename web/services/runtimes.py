@@ -22,7 +22,7 @@ _cache: dict[str, tuple[float, dict[str, Any]]] = {}
 
 
 def offered(backend: str) -> dict[str, Any]:
-    """``{"backend", "available", "reason", "runtimes"}`` for ``backend`` (see
+    """``{"backend", "available", "reason", "languages", "runtimes"}`` for ``backend`` (see
     ``sandbox.runtimes.runtimes_json``); ``available`` is false, with the reason, when the
     backend cannot run here or the probe failed."""
     with _lock:
@@ -41,12 +41,12 @@ def forget() -> None:
 
 
 def _probe(backend: str) -> dict[str, Any]:
-    from sandbox.runtimes import runtimes_json
+    from sandbox.runtimes import runtimes_json, unavailable_json
 
     try:
         answer: dict[str, Any] = runtimes_json((backend,))[backend]
     except Exception as exc:  # a probe that breaks must not break the page asking for it
         log.warning("the runtimes of sandbox %r could not be listed: %s", backend, exc)
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        return {"available": False, "reason": reason, "runtimes": []}
+        return unavailable_json(reason)
     return answer

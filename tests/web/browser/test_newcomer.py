@@ -77,6 +77,8 @@ def sign_up_and_create_a_token(page: Any, site: str) -> str:
     page.fill('input[name="confirm"]', PASSWORD)
     page.click('main button[type="submit"]')
     page.wait_for_url("**/upload")
+    languages = page.locator("table.languages tbody tr")
+    assert languages.count() >= 10, "the upload page lists every kit language"
     screenshot(page, "newcomer-1-upload")
     page.click(f"header >> text={USER}")
     page.wait_for_url("**/account")
@@ -204,7 +206,9 @@ def test_a_newcomer_reaches_the_ladder_and_watches_the_bot_play(
     no_part_covers_another(page, steps, "newcomer-7-match-seat-1280")
 
     page.set_viewport_size(PHONE)
-    for url, name in [(platform, "home"), (bot_url, "bot"), (f"{platform}/account", "account")]:
+    pages = [(platform, "home"), (bot_url, "bot"), (f"{platform}/account", "account"),
+             (f"{platform}/upload", "upload")]  # fmt: skip
+    for url, name in pages:
         page.goto(url)
         page_fits(page, name)
         screenshot(page, f"newcomer-390-{name}")

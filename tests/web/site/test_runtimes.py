@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from markupsafe import escape
 
+from sandbox.languages import LANGUAGES
 from tests.web.conftest import require_bwrap
 from tests.web.site.conftest import World, login
 
@@ -41,6 +43,39 @@ def test_the_upload_page_and_the_api_list_the_same_runtimes(
     for command in commands:
         assert f"<td><code>{command}</code></td>" in html, command
     assert "could not be listed" not in html
+    languages = {item["id"]: item for item in data["languages"]}
+    assert list(languages) == [language.id for language in LANGUAGES]
+    assert languages["python"]["available"] and languages["python"]["release"].startswith("3.")
+    for item in languages.values():
+        assert f"<td><code>{item['id']}</code></td>" in html
+        if item["available"]:
+            assert f"<td>{item['release']}</td>" in html
+        else:
+            assert item["reason"] and item["install"], item
+            assert escape(f"missing: {item['reason']}") in html
+
+
+def test_a_missing_language_is_shown_with_its_reason(
+    app: Flask, client: FlaskClient, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sandbox without Java: the page and the API say it is missing and why."""
+    import sandbox.runtimes
+
+    found = [f for f in sandbox.runtimes.list_runtimes("none") if f.command not in ("javac",)]
+    monkeypatch.setattr(sandbox.runtimes, "list_runtimes", lambda backend: tuple(found))
+    app.config["SANDBOX"] = "none"
+    java = next(
+        item
+        for item in client.get("/api/v1/runtimes").get_json()["data"]["languages"]
+        if item["id"] == "java"
+    )
+    assert java["available"] is False and java["missing"] == ["javac"]
+    assert java["reason"] == "javac: not found on this machine"
+    assert "default-jdk-headless" in java["install"]
+    login(client, "alice")
+    html = client.get("/upload").get_data(as_text=True)
+    assert '<tr class="missing"><td>Java</td>' in html
+    assert "missing: javac: not found on this machine" in html
 
 
 def test_a_sandbox_that_cannot_run_here_leaves_the_page_working(
@@ -57,6 +92,7 @@ def test_a_sandbox_that_cannot_run_here_leaves_the_page_working(
         "backend": "no-such-sandbox",
         "available": False,
         "reason": data["reason"],
+        "languages": [],
         "runtimes": [],
     }
     assert "no sandbox 'no-such-sandbox'" in data["reason"]
@@ -93,3 +129,7 @@ def test_the_api_document_describes_the_runtimes(client: FlaskClient) -> None:
     assert "200" in operation["responses"]
     runtime = spec["components"]["schemas"]["Runtime"]
     assert set(runtime["required"]) == {"command", "language", "kind", "path", "version"}
+    language = spec["components"]["schemas"]["Language"]
+    assert {"id", "available", "version", "release", "reason", "install"} <= set(
+        language["required"]
+    )
