@@ -69,8 +69,9 @@ SEED = 2
 followed by one of seat 1 (``test_the_seed_gives_enough_pairs``)."""
 ALPHA = 1e-4
 """How rarely a closed channel may fail the test by bad luck: at most 68 of 100 (98 of 150)
-right passes. Under Docker, kernel work with the wait still runs a little above one half (about
-56 %, from answer time: docs/sandbox.md), which this level leaves room for."""
+right passes. With the wait, the receiver's guesses under Docker still run a little above one
+half (414 of 750, 55 %: when the answer comes, not the work; docs/sandbox.md), which this
+level leaves room for."""
 CONTROL_ALPHA = 1e-3
 """The level a control must reach: the timer control at least 95 of 150 right, the kernel
 control 66 of 100."""
