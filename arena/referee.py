@@ -228,9 +228,10 @@ class Referee:
         self._encoded_actions: dict[Action, Encoded] = {}
         self._stopping: _Stopping | None = None
         self._answered: _Stopping | None = None
-        self._unreported: Step | None = None
-        self._on_step: StepCallback | None = None
         """The bot that has just answered, not frozen yet (``_freeze_unless_next``)."""
+        self._unreported: Step | None = None
+        """The last step, told to ``_on_step`` once the bot that made it has stopped."""
+        self._on_step: StepCallback | None = None
 
     # --- start and stop -----------------------------------------------------------------------
 
