@@ -75,7 +75,7 @@ WAIT_FOR_FREEZE = True
 one may still run on the match's core."""
 KEEP_RUNNING_FOR_OWN_MOVE = True
 """False only in ``bench/protocol.py``, to measure what not freezing a bot that moves again at
-once saves (it is then frozen at its answer and thawed for its next request, as any other)."""
+once saves (every bot is then frozen as soon as its answer is read, as the referee once did)."""
 WRITE_BEFORE_THAW = True
 """False only in ``bench/protocol.py``, to measure what writing a request before the thaw
 saves (the bot then wakes from the freezer and blocks again on its empty stdin)."""
@@ -417,6 +417,8 @@ class Referee:
         elapsed = time.perf_counter() - started
         self._charge(seat, elapsed)
         self._answered = _Stopping(seat, time.perf_counter(), elapsed)
+        if not KEEP_RUNNING_FOR_OWN_MOVE:
+            self._freeze_answered()  # at once, as any other (the bench's comparison)
         action: Action | None = None
         if reply is not None:
             action, status, message = _resolve(state, reply, legal)

@@ -19,9 +19,9 @@ bubblewrap with freezing off, in alternate passes; the whole per-move time of ea
 medians), measure what freezing costs a move. Three more frozen passes split that cost:
 ``thaw_first_ratio``, the request written only after the thaw (as the referee once did),
 ``no_wait_ratio``, the next seat thawed without waiting for the last bot to be really frozen,
-and ``refreeze_ratio``, a bot that moves again at once frozen and thawed in between as any
-other (``arena.referee.WRITE_BEFORE_THAW``, ``WAIT_FOR_FREEZE`` and
-``KEEP_RUNNING_FOR_OWN_MOVE`` switched off for that pass).
+and ``refreeze_ratio``, every bot frozen as soon as its answer is read, also one that moves
+again at once (as the referee once did; ``arena.referee.WRITE_BEFORE_THAW``,
+``WAIT_FOR_FREEZE`` and ``KEEP_RUNNING_FOR_OWN_MOVE`` switched off for that pass).
 ``--no-bwrap`` skips it. Each seat runs on a
 core of its own where there are enough (as in production); ``--shared-core`` puts every seat
 on one core, as on a host with fewer cores than seats.
