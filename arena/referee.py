@@ -14,7 +14,10 @@ or its answer arrives until its next request has been written (it finds the requ
 it thaws), so no bot runs on another one's time; all are thawed at the match's end to read
 ``shutdown``. A move ends only when the bot has really stopped: the time until then is on its
 clock, and a bot still running ``FREEZE_WAIT_S`` after its answer (a long system call begun just
-before it) gets a strike as for a timeout, though its move stands.
+before it) gets a strike as for a timeout, though its move stands. A bot whose clean answer is
+followed at once by its own next request (the same seat moves again in the same deal) is not
+frozen in between: no other bot runs meanwhile, and the time from its answer to that request is
+on its clock.
 
 ``arena.runner.run_match`` is the entry point; this module holds the rules it applies.
 """
@@ -71,6 +74,9 @@ FREEZE_WAIT_S = 1.0
 WAIT_FOR_FREEZE = True
 """False only in tests, to show what the wait closes: the next seat then moves while the last
 one may still run on the match's core."""
+KEEP_RUNNING_FOR_OWN_MOVE = True
+"""False only in ``bench/protocol.py``, to measure what not freezing a bot that moves again at
+once saves (every bot is then frozen as soon as its answer is read, as the referee once did)."""
 WRITE_BEFORE_THAW = True
 """False only in ``bench/protocol.py``, to measure what writing a request before the thaw
 saves (the bot then wakes from the freezer and blocks again on its empty stdin)."""
@@ -225,6 +231,11 @@ class Referee:
         self._others_cache: dict[int, list[Connection]] = {}
         self._encoded_actions: dict[Action, Encoded] = {}
         self._stopping: _Stopping | None = None
+        self._answered: _Stopping | None = None
+        """The bot that has just answered, not frozen yet (``_freeze_unless_next``)."""
+        self._unreported: Step | None = None
+        """The last step, told to ``_on_step`` once the bot that made it has stopped."""
+        self._on_step: StepCallback | None = None
 
     # --- start and stop -----------------------------------------------------------------------
 
@@ -327,29 +338,38 @@ class Referee:
         a bot's move is reported only after the referee has seen the bot stop (or struck it
         for running on), so that nobody watching is told a move was clean that is not."""
         state = self.state
-        unreported: Step | None = None
+        self._on_step = on_step
         while not state.is_terminal():
             deal = state.deal_index
             seat = self.seats[state.current_player()]
-            self._settle(seat)  # the verdict on the last move, before anyone else moves
-            if unreported is not None and on_step is not None:
-                on_step(state, unreported)
             action, step = self._turn(seat, deal)
             state.apply_action(action)
+            self._freeze_unless_next(deal)
             self.recorder.steps.append(step)
-            unreported = step
+            self._unreported = step
             if state.is_terminal() or state.deal_index != deal:
                 self._broadcast_deal_end(deal)
-        if unreported is not None and on_step is not None:
-            on_step(state, unreported)  # nothing strikes the last move (``close_all`` waits)
+        self._report_step()  # nothing strikes the last move (``close_all`` waits)
         return self._outcome()
+
+    def _before_move(self, seat: Seat) -> None:
+        """The verdict on the last move (``_settle``), then its report, before ``seat`` moves."""
+        self._settle(seat)
+        self._report_step()
+
+    def _report_step(self) -> None:
+        step, self._unreported = self._unreported, None
+        if step is not None and self._on_step is not None:
+            self._on_step(self.state, step)
 
     def _turn(self, seat: Seat, deal: int) -> tuple[Action, Step]:
         if isinstance(seat.entrant, BuiltinBot):
+            self._before_move(seat)
             return self._builtin_turn(seat, seat.entrant, deal)
         if isinstance(seat.entrant, RemoteSeat) and not seat.forfeited:
             return self._remote_turn(seat, seat.entrant, deal)
         if not seat.live:
+            self._before_move(seat)
             action = self.state.default_action()
             wire = self.state.action_to_json(action)
             return action, _step(seat.index, wire, deal, None, FORFEITED)
@@ -397,9 +417,6 @@ class Referee:
         return action, _step(seat.index, wire, deal, round(elapsed * 1000, 3), status)
 
     def _bot_turn(self, seat: Seat, deal: int) -> tuple[Action, Step]:
-        self._settle(seat)
-        if not seat.live:  # struck out while the last bot (itself) would not stop
-            return self._turn(seat, deal)
         assert seat.conn is not None
         state = self.state
         legal = state.legal_actions()
@@ -415,9 +432,16 @@ class Referee:
             move_ms=round(self.tc.move_s * 1000),
             delta=feed.mode == DELTA,
         ))  # fmt: skip
+        # Only now, with the request ready, wait for the bot that moved last to have stopped:
+        # it had the building of the request to get there.
+        self._before_move(seat)
+        if not seat.live:  # cannot happen today (only another seat is struck): be safe
+            return self._turn(seat, deal)
         # Written while the bot is still frozen: it finds the request waiting as it thaws, so
         # its wake-up from the freezer and its read are one. The bot's clock starts once its
         # request is ready, as ever (the write is on it), and the thaw is not on it.
+        if self._answered is not None:
+            self._charge_unfrozen(seat, time.perf_counter())
         if WRITE_BEFORE_THAW:
             ready = time.perf_counter()
             sent = seat.conn.send(request)
@@ -431,14 +455,15 @@ class Referee:
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
         reply, status, message = self._exchange(seat, sent, deadline)
         elapsed = time.perf_counter() - started
-        seat.conn.freeze()  # not its turn any more (answer, timeout or failure alike)
         self._charge(seat, elapsed)
-        if WAIT_FOR_FREEZE:
-            self._stopping = _Stopping(seat, time.perf_counter(), elapsed)
+        self._answered = _Stopping(seat, time.perf_counter(), elapsed)
+        if not KEEP_RUNNING_FOR_OWN_MOVE:
+            self._freeze_answered()  # at once, as any other (the bench's comparison)
         action: Action | None = None
         if reply is not None:
             action, status, message = _resolve(state, reply, legal)
         if action is None:
+            self._freeze_answered()  # a failure: frozen at once, whoever moves next
             action = state.default_action()
             self._penalise(seat, status, message or status.value)
         debug = reply.debug if reply is not None else None
@@ -447,6 +472,40 @@ class Referee:
         wire = state.action_to_json(action)
         step = _step(seat.index, wire, deal, round(elapsed * 1000, 3), status, debug, excerpt)
         return action, step
+
+    def _freeze_unless_next(self, deal: int) -> None:
+        """After the move is applied: freeze the bot that answered, unless it moves again at
+        once (same deal): then it runs on into its next request, on its own clock."""
+        answered = self._answered
+        if answered is None:
+            return
+        state = self.state
+        if (
+            KEEP_RUNNING_FOR_OWN_MOVE
+            and not state.is_terminal()
+            and state.deal_index == deal
+            and state.current_player() == answered.seat.index
+        ):
+            return  # charged at its next request (``_charge_unfrozen``)
+        self._freeze_answered()
+
+    def _freeze_answered(self) -> None:
+        """Freeze the bot that has just answered (not its turn any more); the next seat waits
+        until it has stopped (``_settle``)."""
+        answered, self._answered = self._answered, None
+        if answered is None or not answered.seat.live:
+            return
+        assert answered.seat.conn is not None
+        answered.seat.conn.freeze()
+        if WAIT_FOR_FREEZE:
+            self._stopping = answered
+
+    def _charge_unfrozen(self, seat: Seat, ready: float) -> None:
+        """A bot left running since its last answer (it moves again at once): that time is on
+        its clock, as part of its last move."""
+        answered, self._answered = self._answered, None
+        if answered is not None and answered.seat is seat:
+            self._charge(seat, ready - answered.answered, before=answered.elapsed)
 
     def _legal_json(self, state: State, legal: list[Action]) -> list[Any]:
         """The wire forms of ``legal``: encoded once per match where the game allows it."""

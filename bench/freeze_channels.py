@@ -15,7 +15,10 @@ Each line: backend, technique, setting, right/scored, the exact one-sided binomi
 against fair guessing, and the information per move of a binary symmetric channel with that
 error rate (``1 - H(right/scored)`` bits; 0 for no better than chance).
 
-    .venv/bin/python bench/freeze_channels.py [--bits 100] [--backend bwrap]
+    .venv/bin/python bench/freeze_channels.py [--bits 100] [--backend bwrap] [--technique kernel]
+        [--repeat 1]
+
+``--repeat N`` plays N matches per setting and adds their counts up.
 """
 
 from __future__ import annotations
@@ -31,7 +34,13 @@ sys.path.insert(0, str(ROOT))
 
 import arena.referee  # noqa: E402
 from sandbox import backend_class, get_sandbox  # noqa: E402
-from tests.sandbox.test_freeze_channels import aim, binomial_tail, leak_match, score  # noqa: E402
+from tests.sandbox.test_freeze_channels import (  # noqa: E402
+    Score,
+    aim,
+    binomial_tail,
+    leak_match,
+    score,
+)
 
 SETTINGS = (
     ("kernel", "waits (fix)", True, False),
@@ -56,6 +65,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bits", type=int, default=100, help="bits per setting (at most 153)")
     parser.add_argument("--backend", action="append", help="bwrap and/or docker (default both)")
+    parser.add_argument("--technique", action="append", help="kernel and/or timers (default both)")
+    parser.add_argument("--repeat", type=int, default=1, help="matches per setting")
     args = parser.parse_args()
     for name in args.backend or ["bwrap", "docker"]:
         reason = backend_class(name).available()
@@ -64,10 +75,16 @@ def main() -> None:
             continue
         sandbox = get_sandbox(name)
         for technique, label, wait, own in SETTINGS:
+            if args.technique and technique not in args.technique:
+                continue
             arena.referee.WAIT_FOR_FREEZE = wait
             started = time.perf_counter()
-            outcome = leak_match(sandbox, aim(technique, args.bits), own_cores=own)
-            result = score(outcome.replay["steps"], args.bits)
+            right = scored = 0
+            for _ in range(args.repeat):
+                outcome = leak_match(sandbox, aim(technique, args.bits), own_cores=own)
+                result = score(outcome.replay["steps"], args.bits)
+                right, scored = right + result.right, scored + result.scored
+            result = Score(scored, right)
             p_value = binomial_tail(result.scored, result.right)
             print(
                 f"{name:6s} {technique:6s} {label:16s} {result.right:4d}/{result.scored:<4d} "

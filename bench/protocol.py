@@ -16,10 +16,12 @@ Freezing: the same match is also played under bubblewrap (where bots are frozen 
 turns, and each move ends only once the bot has really stopped, as in production) and under
 bubblewrap with freezing off, in alternate passes; the whole per-move time of each, and
 ``freeze_ratio=<with freezing / without>`` (the median over rounds of each round's ratio of
-medians), measure what freezing costs a move. Two more frozen passes split that cost:
-``thaw_first_ratio``, the request written only after the thaw (as the referee once did), and
-``no_wait_ratio``, the next seat thawed without waiting for the last bot to be really frozen
-(``arena.referee.WRITE_BEFORE_THAW`` and ``WAIT_FOR_FREEZE`` switched off for that pass).
+medians), measure what freezing costs a move. Three more frozen passes split that cost:
+``thaw_first_ratio``, the request written only after the thaw (as the referee once did),
+``no_wait_ratio``, the next seat thawed without waiting for the last bot to be really frozen,
+and ``refreeze_ratio``, every bot frozen as soon as its answer is read, also one that moves
+again at once (as the referee once did; ``arena.referee.WRITE_BEFORE_THAW``,
+``WAIT_FOR_FREEZE`` and ``KEEP_RUNNING_FOR_OWN_MOVE`` switched off for that pass).
 ``--no-bwrap`` skips it. Each seat runs on a
 core of its own where there are enough (as in production); ``--shared-core`` puts every seat
 on one core, as on a host with fewer cores than seats.
@@ -253,10 +255,12 @@ def main() -> None:
             for key, box in boxes.items():
                 arena.referee.WRITE_BEFORE_THAW = key != "bwrap-thaw-first"
                 arena.referee.WAIT_FOR_FREEZE = key != "bwrap-no-wait"
+                arena.referee.KEEP_RUNNING_FOR_OWN_MOVE = key != "bwrap-refreeze"
                 figures.setdefault(key, []).append(
                     runner_pass(game, args.seed, bots[FULL], not args.no_pin, box)[0]
                 )
             arena.referee.WRITE_BEFORE_THAW = arena.referee.WAIT_FOR_FREEZE = True
+            arena.referee.KEEP_RUNNING_FOR_OWN_MOVE = True
     report(args, cores, figures, sizes, bool(boxes))
 
 
@@ -298,7 +302,13 @@ def report(
         print(f"{'bwrap, frozen, move':24s}median {medians['bwrap-frozen'] * 1e6:7.1f} us")
         print(f"{'  thawed, then written':24s}median {medians['bwrap-thaw-first'] * 1e6:7.1f} us")
         print(f"{'  without the wait':24s}median {medians['bwrap-no-wait'] * 1e6:7.1f} us")
-        for key, name in (("bwrap-thaw-first", "thaw_first"), ("bwrap-no-wait", "no_wait")):
+        print(f"{'  refrozen for own move':24s}median {medians['bwrap-refreeze'] * 1e6:7.1f} us")
+        variants = (
+            ("bwrap-thaw-first", "thaw_first"),
+            ("bwrap-no-wait", "no_wait"),
+            ("bwrap-refreeze", "refreeze"),
+        )
+        for key, name in variants:
             variant = round_ratios(figures[key], figures["bwrap"])
             print(f"{name}_ratio={statistics.median(variant):.2f}")
         freezing = round_ratios(figures["bwrap-frozen"], figures["bwrap"])
@@ -334,6 +344,7 @@ def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
         "bwrap-frozen": frozen,
         "bwrap-thaw-first": frozen,
         "bwrap-no-wait": frozen,
+        "bwrap-refreeze": frozen,
     }
 
 

@@ -8,6 +8,7 @@ import os
 import shutil
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -525,3 +526,42 @@ def test_writes_to_a_bot_never_block(tmp_path: Path) -> None:
     finally:
         process.close()
     assert_no_processes(bot.path)
+
+
+def test_a_bot_that_moves_again_at_once_is_not_frozen_in_between(
+    greedy: BotManifest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The referee's requests to freeze and thaw are watched at its connections (the ``none``
+    # sandbox then does nothing, but the referee asks all the same).
+    events: list[tuple[str, int]] = []
+    conns: list[Connection] = []
+    init, thaw, freeze = Connection.__init__, Connection.thaw, Connection.freeze
+
+    def watched_init(conn: Connection, *args: object, **kwargs: object) -> None:
+        init(conn, *args, **kwargs)  # type: ignore[arg-type]
+        conns.append(conn)
+
+    def watched(kind: str, real: Callable[[Connection], None]) -> Callable[[Connection], None]:
+        def call(conn: Connection) -> None:
+            events.append((kind, conns.index(conn)))
+            real(conn)
+
+        return call
+
+    monkeypatch.setattr(Connection, "__init__", watched_init)
+    monkeypatch.setattr(Connection, "thaw", watched("thaw", thaw))
+    monkeypatch.setattr(Connection, "freeze", watched("freeze", freeze))
+    outcome = play([greedy, greedy])
+    steps = outcome.replay["steps"]
+    thaws = [i for i, event in enumerate(events) if event[0] == "thaw"]
+    again_seen = 0
+    for k, step in enumerate(steps):  # each step's thaw is the k-th; freezes follow the answer
+        nxt = steps[k + 1] if k + 1 < len(steps) else None
+        again = nxt is not None and (nxt["seat"], nxt["deal"]) == (step["seat"], step["deal"])
+        between = events[thaws[k] + 1 : thaws[k + 1] if nxt is not None else len(events)]
+        assert between.count(("freeze", step["seat"])) == (0 if again else 1), (k, between)
+        again_seen += again
+    assert again_seen > 10  # Svoi Kozyri: a seat often moves twice in a row
+    for seat in outcome.seats:  # the time between such moves was on the bot's clock
+        thought = sum(s["time_ms"] for s in steps if s["seat"] == outcome.seats.index(seat))
+        assert seat.think_s > thought / 1000
