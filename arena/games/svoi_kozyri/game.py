@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena import cards
-from arena.cards import Card, Suit
+from arena.cards import ACE, Suit
 from arena.games import beating
 from arena.games.base import (
     JSON,
@@ -35,15 +35,20 @@ from arena.games.base import (
 )
 from arena.games.beating import (
     BEAT,
+    BEAT_MASKS,
     CHOOSE,
     CHOOSE_TRUMP,
     EV_BEAT,
+    EV_LEAD,
     EV_PICK_UP,
+    EV_SECOND,
     EXIT,
     LEAD,
     LEAD_MODE,
     OVER,
+    PICK_UP,
     RESPOND,
+    SECOND,
     SECOND_MODE,
     BeatingState,
     Pile,
@@ -56,6 +61,15 @@ PACK_SIZE = 36
 EV_TRANSFER, EV_OUT, EV_CHOOSE = range(4, 7)
 
 _PICKUP_CHOICES = (beating.ALL,)
+
+_LEAD_ACTIONS, _BEAT_ACTIONS, _SECOND_ACTIONS = (
+    beating.ACTION_TABLES[b] for b in (LEAD, BEAT, SECOND)
+)
+_BITS = tuple(1 << c for c in range(64))
+_SHIFTS = (5, 21, 37, 53)
+"""Where each suit's ten rank bits (ranks 5 up) start in a hand."""
+_BEAT_TAKE = tuple(tuple((*beats, PICK_UP) for beats in suit) for suit in _BEAT_ACTIONS)
+"""The beats of a suit's rank pattern followed by the pick-up."""
 
 SPEC = GameSpec(
     name="svoi-kozyri",
@@ -148,6 +162,10 @@ class SvoiKozyri(Game):
         self.exit_lead_only: bool = p["exit_beat_next"] == "lead_only"
         self.draw_rule: bool = p["draw_rule"]
         self.turn_cap: int = p["turn_cap"]
+        self.pickup_limits: tuple[int, int, int] = tuple(  # type: ignore[assignment]
+            PACK_SIZE if c == beating.ALL else int(c) for c in self.pickup_counts
+        )
+        """The pick-up counts with "all" as the whole pack (a pile never holds more)."""
         self.deals: int = p["deals"]
 
     def new_state(self, seed: int) -> SvoiKozyriState:
@@ -195,12 +213,13 @@ class SvoiKozyriState(BeatingState):
         "_legal",
         "_mode",
         "_n",
+        "_once",
         "_pile",
         "_results",
-        "_seen",
         "_to_move",
         "_trumps",
         "_turns",
+        "_twice",
         "game",
         "seed",
     )
@@ -231,7 +250,8 @@ class SvoiKozyriState(BeatingState):
         self._known = [0] * n
         self._pile = Pile()
         self._history: list[tuple[int, ...]] = []
-        self._seen: dict[tuple[int, ...], int] = {}
+        self._once: set[tuple[int, ...]] = set()
+        self._twice: set[tuple[int, ...]] = set()
         self._turns = 0
         self._legal: list[Action] | None = None
         self._active = [True] * n
@@ -284,7 +304,8 @@ class SvoiKozyriState(BeatingState):
         self._active = [h != 0 for h in self._hands]
         self._known = [0] * self._n
         self._history = []
-        self._seen = {}
+        self._once = set()
+        self._twice = set()
         self._turns = 0
         self._legal = None
         self._dealer = (to_move - 1) % self._n if dealer is None else dealer
@@ -307,43 +328,132 @@ class SvoiKozyriState(BeatingState):
         taken = set(self._trumps)
         return [CHOOSE_TRUMP + s for s in range(4) if s not in taken]
 
-    # ----- moves ---------------------------------------------------------------------------
+    def legal_actions(self) -> list[Action]:
+        # ``_compute_legal`` and ``card_actions`` inlined for the three modes of nearly every
+        # move: each suit's ranks are ten bits of a hand, looked up in tables of action tuples.
+        # Nothing is cached: ``apply_action`` checks a card against the hand's bits.
+        mode = self._mode
+        seat = self._to_move
+        if mode == RESPOND:
+            top = self._pile.cards[-1]
+            trump = self._trumps[seat]
+            beat = self._hands[seat] & BEAT_MASKS[trump][top]
+            suit = top >> 4  # only the top card's suit and the own trump can beat it
+            if suit == trump:
+                return list(_BEAT_TAKE[suit][beat >> _SHIFTS[suit] & 1023])
+            low, high = (suit, trump) if suit < trump else (trump, suit)
+            return [
+                *_BEAT_ACTIONS[low][beat >> _SHIFTS[low] & 1023],
+                *_BEAT_TAKE[high][beat >> _SHIFTS[high] & 1023],
+            ]
+        if mode in (LEAD_MODE, SECOND_MODE):
+            hand = self._hands[seat]
+            s, h, d, c = _LEAD_ACTIONS if mode == LEAD_MODE else _SECOND_ACTIONS
+            return [
+                *s[hand >> 5 & 1023],
+                *h[hand >> 21 & 1023],
+                *d[hand >> 37 & 1023],
+                *c[hand >> 53 & 1023],
+            ]
+        return self._compute_legal()
 
-    def _play_card(self, seat: int, card: Card, kind: int) -> None:
-        """Lay ``card`` on the pile (a lead, a beat or a second card) and pass the turn on."""
-        hand = self._hands[seat] ^ (1 << card)
-        self._hands[seat] = hand
-        self._known[seat] &= hand
-        pile = self._pile  # ``Pile.push`` inlined: this runs for most moves
-        pile.cards.append(card)
-        pile.key = pile.key << 6 | card
-        self._history.append((kind, seat, card))
-        if not hand and self._goes_out(seat):
-            return
-        if kind == EV_BEAT:
-            if hand:
-                self._mode = SECOND_MODE
-                return
-            self._mode = EXIT
-        else:
-            self._mode = RESPOND
-        n, active = self._n, self._active  # ``_next_active`` inlined
-        nxt = (seat + 1) % n
-        while not active[nxt]:
-            nxt = (nxt + 1) % n
-        self._to_move = nxt
-
-    def _pick_up(self, seat: int) -> None:
+    def apply_action(self, action: Action) -> None:
+        # The moves of play (``_play_card``, ``_pick_up``, ``_guard_deal``) in one body: a
+        # method call per step is a tenth of a move's cost. A card's legality is read from the
+        # hand's bits (and the beating mask) instead of a search of the legal list.
+        seat = self._to_move
+        hands = self._hands
         pile = self._pile
-        top = pile.cards[-1]
-        count = beating.pickup_count(top, self._trumps[seat], self.game.pickup_counts, len(pile))
-        taken = pile.take(count)
-        picked = cards.mask(taken)
-        self._hands[seat] |= picked
-        self._known[seat] |= picked
-        self._history.append((EV_PICK_UP, seat, *taken))
-        self._mode = RESPOND if pile.cards else LEAD_MODE
-        self._to_move = self._next_active(seat)
+        mode = self._mode
+        if 0 <= action < PICK_UP:
+            card = action & 63
+            kind = action >> 6  # the range (lead, beat, second) is the event kind
+            hand = hands[seat]
+            if mode == RESPOND:
+                legal = kind == EV_BEAT and hand & BEAT_MASKS[self._trumps[seat]][pile.cards[-1]]
+            elif mode == LEAD_MODE:
+                legal = kind == EV_LEAD and hand
+            elif mode == SECOND_MODE:
+                legal = kind == EV_SECOND and hand
+            else:
+                legal = _BITS[card] if action in self._compute_legal() else 0
+            if not legal or not legal >> card & 1:
+                raise IllegalActionError(self._illegal_message(action))
+            hand ^= _BITS[card]
+            hands[seat] = hand
+            self._known[seat] &= hand
+            pile.cards.append(card)
+            pile.key = pile.key << 6 | card
+            self._history.append((kind, seat, card))
+            if kind == EV_BEAT and hand:
+                self._mode = SECOND_MODE
+            else:
+                if not hand and self._goes_out(seat):
+                    return
+                self._mode = EXIT if kind == EV_BEAT else RESPOND
+                n, active = self._n, self._active  # ``_next_active`` inlined
+                seat = (seat + 1) % n
+                while not active[seat]:
+                    seat = (seat + 1) % n
+                self._to_move = seat
+        elif action == PICK_UP and mode == RESPOND:
+            stack = pile.cards
+            top = stack[-1]
+            plain, own, own_ace = self.game.pickup_limits
+            count = plain if top >> 4 != self._trumps[seat] else own_ace if top & 15 == ACE else own
+            if count > len(stack):
+                count = len(stack)
+            taken = stack[-count:]
+            del stack[-count:]
+            pile.key >>= 6 * count
+            picked = sum(map(_BITS.__getitem__, taken))
+            hands[seat] |= picked
+            self._known[seat] |= picked
+            self._history.append((EV_PICK_UP, seat, *taken))
+            self._mode = RESPOND if stack else LEAD_MODE
+            self._to_move = self._next_active(seat)
+        elif action in self._compute_legal():
+            self._choose(seat, action)
+            return
+        else:
+            raise IllegalActionError(self._illegal_message(action))
+        turns = self._turns = self._turns + 1
+        if turns >= self.game.turn_cap:
+            self._end_by_counts("turn_cap")
+            return
+        # The key of ``_note_position``, built without unpacking (cheaper per table size).
+        n = self._n
+        key: tuple[int, ...]
+        if n == 4:
+            key = (pile.key, self._to_move, self._mode, hands[0], hands[1], hands[2], hands[3])
+        elif n == 3:
+            key = (pile.key, self._to_move, self._mode, hands[0], hands[1], hands[2])
+        else:
+            key = (pile.key, self._to_move, self._mode, *hands)
+        once = self._once
+        seen = len(once)
+        once.add(key)
+        if len(once) == seen:  # a second or third occurrence
+            twice = self._twice
+            if key in twice:
+                self._end_by_counts("repetition")
+            else:
+                twice.add(key)
+
+    def _note_position(self) -> int:
+        """Count one more occurrence of the current position; return how many there have been
+        (3 at most: the third ends the deal). Positions seen once are in ``_once``, those seen
+        twice also in ``_twice``."""
+        key = (self._pile.key, self._to_move, self._mode, *self._hands)
+        if key not in self._once:
+            self._once.add(key)
+            return 1
+        if key not in self._twice:
+            self._twice.add(key)
+            return 2
+        return 3
+
+    # ----- moves ---------------------------------------------------------------------------
 
     def _choose(self, seat: int, action: Action) -> None:
         suit = action - CHOOSE_TRUMP
@@ -379,19 +489,6 @@ class SvoiKozyriState(BeatingState):
         return True
 
     # ----- termination guards --------------------------------------------------------------
-
-    def _guard_deal(self) -> None:
-        """End the deal at the turn cap or on the third occurrence of a position."""
-        turns = self._turns = self._turns + 1
-        if turns >= self.game.turn_cap:
-            self._end_by_counts("turn_cap")
-            return
-        # ``_note_position`` inlined: this runs after nearly every move.
-        key = (self._pile.key, self._to_move, self._mode, *self._hands)
-        seen = self._seen
-        count = seen[key] = seen.get(key, 0) + 1
-        if count >= 3:
-            self._end_by_counts("repetition")
 
     def _end_by_counts(self, reason: str) -> None:
         """The single player holding the most cards loses; a tie for most is a draw."""
