@@ -204,6 +204,7 @@ class SvoiKozyriState(BeatingState):
 
     __slots__ = (
         "_active",
+        "_cap",
         "_dealer",
         "_fools",
         "_hands",
@@ -213,6 +214,7 @@ class SvoiKozyriState(BeatingState):
         "_legal",
         "_mode",
         "_n",
+        "_next",
         "_once",
         "_pile",
         "_results",
@@ -228,6 +230,7 @@ class SvoiKozyriState(BeatingState):
         self.game: SvoiKozyri = game
         self.seed = seed
         self._n = game.players
+        self._cap = game.turn_cap
         self._fools = [0] * self._n
         self._results: list[JSON] = []
         self._index = 0
@@ -250,11 +253,12 @@ class SvoiKozyriState(BeatingState):
         self._known = [0] * n
         self._pile = Pile()
         self._history: list[tuple[int, ...]] = []
-        self._once: set[tuple[int, ...]] = set()
+        self._once: dict[tuple[int, ...], int] = {}
         self._twice: set[tuple[int, ...]] = set()
         self._turns = 0
         self._legal: list[Action] | None = None
         self._active = [True] * n
+        self._link_seats()
         if self.game.choose_trumps:
             self._trumps = [-1] * n
             self._mode = CHOOSE
@@ -302,9 +306,10 @@ class SvoiKozyriState(BeatingState):
         else:
             self._trumps = list(range(self._n))
         self._active = [h != 0 for h in self._hands]
+        self._link_seats()
         self._known = [0] * self._n
         self._history = []
-        self._once = set()
+        self._once = {}
         self._twice = set()
         self._turns = 0
         self._legal = None
@@ -365,7 +370,7 @@ class SvoiKozyriState(BeatingState):
         hands = self._hands
         pile = self._pile
         mode = self._mode
-        if 0 <= action < PICK_UP:
+        if action < PICK_UP:  # a negative action has no mode's kind, so it is refused below
             card = action & 63
             kind = action >> 6  # the range (lead, beat, second) is the event kind
             hand = hands[seat]
@@ -386,16 +391,12 @@ class SvoiKozyriState(BeatingState):
             pile.key = pile.key << 6 | card
             self._history.append((kind, seat, card))
             if kind == EV_BEAT and hand:
-                self._mode = SECOND_MODE
+                mode = self._mode = SECOND_MODE
             else:
                 if not hand and self._goes_out(seat):
                     return
-                self._mode = EXIT if kind == EV_BEAT else RESPOND
-                n, active = self._n, self._active  # ``_next_active`` inlined
-                seat = (seat + 1) % n
-                while not active[seat]:
-                    seat = (seat + 1) % n
-                self._to_move = seat
+                mode = self._mode = EXIT if kind == EV_BEAT else RESPOND
+                seat = self._to_move = self._next[seat]
         elif action == PICK_UP and mode == RESPOND:
             stack = pile.cards
             top = stack[-1]
@@ -410,30 +411,30 @@ class SvoiKozyriState(BeatingState):
             hands[seat] |= picked
             self._known[seat] |= picked
             self._history.append((EV_PICK_UP, seat, *taken))
-            self._mode = RESPOND if stack else LEAD_MODE
-            self._to_move = self._next_active(seat)
+            mode = self._mode = RESPOND if stack else LEAD_MODE
+            seat = self._to_move = self._next[seat]
         elif action in self._compute_legal():
             self._choose(seat, action)
             return
         else:
             raise IllegalActionError(self._illegal_message(action))
         turns = self._turns = self._turns + 1
-        if turns >= self.game.turn_cap:
+        if turns >= self._cap:
             self._end_by_counts("turn_cap")
             return
-        # The key of ``_note_position``, built without unpacking (cheaper per table size).
+        # The key of ``_note_position`` (``seat`` and ``mode`` are the new ones), built without
+        # unpacking: cheaper, per table size.
         n = self._n
         key: tuple[int, ...]
         if n == 4:
-            key = (pile.key, self._to_move, self._mode, hands[0], hands[1], hands[2], hands[3])
+            key = (pile.key, seat, mode, hands[0], hands[1], hands[2], hands[3])
         elif n == 3:
-            key = (pile.key, self._to_move, self._mode, hands[0], hands[1], hands[2])
+            key = (pile.key, seat, mode, hands[0], hands[1], hands[2])
         else:
-            key = (pile.key, self._to_move, self._mode, *hands)
-        once = self._once
-        seen = len(once)
-        once.add(key)
-        if len(once) == seen:  # a second or third occurrence
+            key = (pile.key, seat, mode, *hands)
+        # ``turns`` is new to ``_once`` (it grows every move), so the key was there already if
+        # ``setdefault`` hands back another value: one hash of the key for a new position.
+        if self._once.setdefault(key, turns) != turns:
             twice = self._twice
             if key in twice:
                 self._end_by_counts("repetition")
@@ -446,7 +447,7 @@ class SvoiKozyriState(BeatingState):
         twice also in ``_twice``."""
         key = (self._pile.key, self._to_move, self._mode, *self._hands)
         if key not in self._once:
-            self._once.add(key)
+            self._once[key] = self._turns
             return 1
         if key not in self._twice:
             self._twice.add(key)
@@ -465,6 +466,12 @@ class SvoiKozyriState(BeatingState):
         else:
             self._to_move = nxt
 
+    def _link_seats(self) -> None:
+        """``_next[seat]``: the active seat after ``seat``, for every seat (after a change of
+        who is active; with nobody active, nobody moves on)."""
+        seats = range(self._n)
+        self._next = [self._next_active(s) for s in seats] if any(self._active) else [*seats]
+
     def _next_active(self, seat: int) -> int:
         n = self._n
         active = self._active
@@ -476,6 +483,7 @@ class SvoiKozyriState(BeatingState):
     def _goes_out(self, seat: int) -> bool:
         """Drop ``seat`` (empty hand); return True if that ended the deal."""
         self._active[seat] = False
+        self._link_seats()
         self._history.append((EV_OUT, seat))
         left = [s for s in range(self._n) if self._active[s]]
         if len(left) > 1:
