@@ -212,6 +212,7 @@ class SvoiKozyriState(BeatingState):
         "_index",
         "_known",
         "_legal",
+        "_limits",
         "_mode",
         "_n",
         "_next",
@@ -231,6 +232,7 @@ class SvoiKozyriState(BeatingState):
         self.seed = seed
         self._n = game.players
         self._cap = game.turn_cap
+        self._limits = game.pickup_limits
         self._fools = [0] * self._n
         self._results: list[JSON] = []
         self._index = 0
@@ -346,10 +348,14 @@ class SvoiKozyriState(BeatingState):
             suit = top >> 4  # only the top card's suit and the own trump can beat it
             if suit == trump:
                 return list(_BEAT_TAKE[suit][beat >> _SHIFTS[suit] & 1023])
-            low, high = (suit, trump) if suit < trump else (trump, suit)
+            if suit < trump:
+                return [
+                    *_BEAT_ACTIONS[suit][beat >> _SHIFTS[suit] & 1023],
+                    *_BEAT_TAKE[trump][beat >> _SHIFTS[trump] & 1023],
+                ]
             return [
-                *_BEAT_ACTIONS[low][beat >> _SHIFTS[low] & 1023],
-                *_BEAT_TAKE[high][beat >> _SHIFTS[high] & 1023],
+                *_BEAT_ACTIONS[trump][beat >> _SHIFTS[trump] & 1023],
+                *_BEAT_TAKE[suit][beat >> _SHIFTS[suit] & 1023],
             ]
         if mode in (LEAD_MODE, SECOND_MODE):
             hand = self._hands[seat]
@@ -400,7 +406,7 @@ class SvoiKozyriState(BeatingState):
         elif action == PICK_UP and mode == RESPOND:
             stack = pile.cards
             top = stack[-1]
-            plain, own, own_ace = self.game.pickup_limits
+            plain, own, own_ace = self._limits
             count = plain if top >> 4 != self._trumps[seat] else own_ace if top & 15 == ACE else own
             if count > len(stack):
                 count = len(stack)
