@@ -10,8 +10,6 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from operator import itemgetter
 from typing import Any
 
 from arena import cards
@@ -39,9 +37,16 @@ from arena.games.kozyr_boys.rules import (
     discard_pairs,
     final_units,
 )
+from arena.games.kozyr_boys.tables import (
+    NEXT,
+    PACK_SIZE,
+    PICKS,
+    PLAY_EVENTS,
+    PLAYERS,
+    play_tables,
+)
 from arena.games.tricktaking import (
     OVER,
-    Play,
     Trick,
     TrickTakingState,
     hand_strs,
@@ -51,9 +56,6 @@ from arena.games.tricktaking import (
     shuffled_pack,
 )
 
-PLAYERS = 3
-PACK_SIZE = 32
-PACKETS = (3, 4, 3)
 DISCARD = 64
 """Action ``DISCARD + 64 * low + high`` discards the pair of cards ``low < high``; lower actions
 play the card of that number."""
@@ -61,46 +63,6 @@ play the card of that number."""
 DISCARD_PHASE, PLAY_PHASE = "discard", "play"
 DISCARD_RULES = ("seed", "no_aces_bowers", "one_ten")
 
-_NEXT = (1, 2, 0)
-"""The seat left of each seat."""
-
-
-def _packet_picks() -> tuple[itemgetter[tuple[Card, ...]], ...]:
-    """Per place from the dealer's left, the pack positions of that seat's cards: the packets of
-    3, 4 and 3 go round three times; the dealer (third place) also takes the two left over."""
-    picks: list[list[int]] = [[], [], []]
-    at = 0
-    for size in PACKETS:
-        for place in range(PLAYERS):
-            picks[place] += range(at, at + size)
-            at += size
-    picks[2] += range(at, PACK_SIZE)
-    return tuple(itemgetter(*p) for p in picks)
-
-
-_PICKS = _packet_picks()
-
-
-@cache
-def _play_tables(suit: int) -> tuple[tuple[tuple[Play, ...], ...], tuple[int, ...]]:
-    """For the trump suit ``suit``: each seat's ``Play`` of each card (never changed once made,
-    so a deal shares them), and each card's trick key: its order within its suit, plus 40 for a
-    trump. A trick's winner is the card of highest key once 20 is added to the led suit's cards.
-    """
-    trumps = Trumps.of(suit)
-    plays = tuple(
-        tuple(Play(seat, c, trumps.suits[c] == suit) for c in range(64)) for seat in range(PLAYERS)
-    )
-    keys = tuple(trumps.strengths[c] + (40 if trumps.suits[c] == suit else 0) for c in range(64))
-    return plays, keys
-
-
-_PLAY_EVENTS = tuple(
-    tuple({"type": "play", "seat": seat, "card": cards.NAMES[c]} for c in range(64))
-    for seat in range(PLAYERS)
-)
-"""Each seat's history event of laying each card. Events are never changed once recorded (an
-observation copies them), so every match shares these."""
 
 SPEC = GameSpec(
     name="kozyr-boys",
@@ -259,7 +221,7 @@ class KozyrBoysState(TrickTakingState):
         deck = shuffled_pack(PACK_SIZE, rng)
         order = seats_from(next_seat(self.dealer, PLAYERS), PLAYERS)
         hands: list[list[Card]] = [[], [], []]
-        for seat, pick in zip(order, _PICKS, strict=True):
+        for seat, pick in zip(order, PICKS, strict=True):
             hands[seat] = sorted(pick(deck))
         self.hands = hands
         self.turned, self.second = deck[-2:]
@@ -289,7 +251,7 @@ class KozyrBoysState(TrickTakingState):
         plays = trick.plays
         first, second, third = plays
         c0, c1, c2 = first.card, second.card, third.card
-        suits, keys = trumps.suits, _play_tables(trumps.suit)[1]
+        suits, keys = trumps.suits, play_tables(trumps.suit)[1]
         led = suits[c0]
         k1 = keys[c1] + 20 if suits[c1] == led else keys[c1]
         k2 = keys[c2] + 20 if suits[c2] == led else keys[c2]
@@ -408,10 +370,10 @@ class KozyrBoysState(TrickTakingState):
         seat = self.to_move  # ``_apply`` inlined: a card's play is most moves
         self.hands[seat].remove(action)
         plays = self.trick.plays
-        plays.append(_play_tables(self.trumps.suit)[0][seat][action])
-        self.history.append(_PLAY_EVENTS[seat][action])
+        plays.append(play_tables(self.trumps.suit)[0][seat][action])
+        self.history.append(PLAY_EVENTS[seat][action])
         if len(plays) < PLAYERS:
-            self.to_move = _NEXT[seat]
+            self.to_move = NEXT[seat]
         else:
             self._finish_trick()
 

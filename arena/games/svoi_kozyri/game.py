@@ -24,9 +24,7 @@ from arena.games.base import (
     ConfigError,
     EventLog,
     Game,
-    GameSpec,
     IllegalActionError,
-    Param,
     Result,
     State,
     deal_rng,
@@ -53,6 +51,7 @@ from arena.games.beating import (
     BeatingState,
     Pile,
 )
+from arena.games.svoi_kozyri.spec import SPEC
 
 MODE_NAMES = ("choose_trump", "lead", "respond", "lead_after_exit", "second", "over")
 
@@ -60,7 +59,6 @@ PACK_SIZE = 36
 
 EV_TRANSFER, EV_OUT, EV_CHOOSE = range(4, 7)
 
-_PICKUP_CHOICES = (beating.ALL,)
 
 _LEAD_ACTIONS, _BEAT_ACTIONS, _SECOND_ACTIONS = (
     beating.ACTION_TABLES[b] for b in (LEAD, BEAT, SECOND)
@@ -70,80 +68,6 @@ _SHIFTS = (5, 21, 37, 53)
 """Where each suit's ten rank bits (ranks 5 up) start in a hand."""
 _BEAT_TAKE = tuple(tuple((*beats, PICK_UP) for beats in suit) for suit in _BEAT_ACTIONS)
 """The beats of a suit's rank pattern followed by the pick-up."""
-
-SPEC = GameSpec(
-    name="svoi-kozyri",
-    title="Svoi Kozyri",
-    min_players=2,
-    max_players=4,
-    default_players=4,
-    params=(
-        Param("deals", 8, "deals in a match", minimum=1, maximum=1000),
-        Param(
-            "trump_assignment",
-            "seat",
-            "seat: seat k owns suit k of S H D C; choose: players pick in turn before each deal",
-            kind="str",
-            choices=("seat", "choose"),
-        ),
-        Param(
-            "pickup_plain",
-            3,
-            "cards picked up from a top card not of one's own trump",
-            minimum=1,
-            maximum=36,
-            choices=_PICKUP_CHOICES,
-        ),
-        Param(
-            "pickup_own_trump",
-            5,
-            "cards picked up from a top card of one's own trump",
-            minimum=1,
-            maximum=36,
-            choices=_PICKUP_CHOICES,
-        ),
-        Param(
-            "pickup_own_trump_ace",
-            beating.ALL,
-            "cards picked up from one's own trump ace",
-            minimum=1,
-            maximum=36,
-            choices=_PICKUP_CHOICES,
-        ),
-        Param(
-            "exit_beat_next",
-            "lead_or_beat",
-            "after a player goes out on a beat, the next player may lead or beat (not pick up), "
-            "or only lead",
-            kind="str",
-            choices=("lead_or_beat", "lead_only"),
-        ),
-        Param(
-            "draw_rule",
-            True,
-            "a last player whose single card beats the top card draws",
-            kind="bool",
-        ),
-        Param(
-            "turn_cap",
-            1000,
-            "actions per deal before the deal is decided by card counts",
-            minimum=10,
-            maximum=100000,
-        ),
-    ),
-    variants={
-        "modern": {},
-        "classic": {
-            "pickup_plain": beating.ALL,
-            "pickup_own_trump": beating.ALL,
-            "pickup_own_trump_ace": beating.ALL,
-        },
-        "choose": {"trump_assignment": "choose"},
-    },
-    default_variant="modern",
-    rulebook="seeds/svoi-kozyri.md",
-)
 
 
 class SvoiKozyri(Game):
