@@ -94,12 +94,14 @@ def _build_action_tables() -> dict[int, tuple[tuple[tuple[int, ...], ...], ...]]
     }
 
 
-_TABLES = _build_action_tables()
+ACTION_TABLES = _build_action_tables()
+"""``ACTION_TABLES[base][suit][pattern]``: the actions of the cards of ``suit`` whose ranks are the
+set bits of ``pattern`` (bit 0 is rank 5), as a tuple."""
 
 
 def card_actions(hand: int, base: int) -> list[Action]:
     """The actions ``base + card`` for every card of the bitmask ``hand``, ascending."""
-    t = _TABLES[base]
+    t = ACTION_TABLES[base]
     out: list[Action] = []
     v = hand >> 5 & 1023
     if v:
@@ -326,21 +328,27 @@ class BeatingState(State):
     def _other_legal(self) -> list[Action]:
         """Legal actions in the game's own modes (choosing suits, leading after an exit)."""
 
-    @abstractmethod
     def _play_card(self, seat: int, card: Card, kind: int) -> None:
-        """Lay ``card`` on the pile as a lead, beat or second card (``kind`` is the event)."""
+        """Lay ``card`` on the pile as a lead, beat or second card (``kind`` is the event).
 
-    @abstractmethod
+        Called by ``apply_action``; a state that moves in its own ``apply_action`` has none."""
+        raise NotImplementedError
+
     def _pick_up(self, seat: int) -> None:
-        """Move cards from the pile into the hand of ``seat``."""
+        """Move cards from the pile into the hand of ``seat``.
+
+        Called by ``apply_action``; a state that moves in its own ``apply_action`` has none."""
+        raise NotImplementedError
 
     @abstractmethod
     def _choose(self, seat: int, action: Action) -> None:
         """Apply a choice of suit."""
 
-    @abstractmethod
     def _guard_deal(self) -> None:
-        """After a move that did not end the deal: apply the turn cap and the repetition rule."""
+        """After a move that did not end the deal: apply the turn cap and the repetition rule.
+
+        Called by ``apply_action``; a state that moves in its own ``apply_action`` has none."""
+        raise NotImplementedError
 
     def default_action(self) -> Action:
         """Pick up if allowed, else lead (or lay as second card) the lowest card; when choosing,

@@ -37,9 +37,16 @@ from arena.games.kozyr_boys.rules import (
     discard_pairs,
     final_units,
 )
+from arena.games.kozyr_boys.tables import (
+    NEXT,
+    PACK_SIZE,
+    PICKS,
+    PLAY_EVENTS,
+    PLAYERS,
+    play_tables,
+)
 from arena.games.tricktaking import (
     OVER,
-    Play,
     Trick,
     TrickTakingState,
     hand_strs,
@@ -49,15 +56,13 @@ from arena.games.tricktaking import (
     shuffled_pack,
 )
 
-PLAYERS = 3
-PACK_SIZE = 32
-PACKETS = (3, 4, 3)
 DISCARD = 64
 """Action ``DISCARD + 64 * low + high`` discards the pair of cards ``low < high``; lower actions
 play the card of that number."""
 
 DISCARD_PHASE, PLAY_PHASE = "discard", "play"
 DISCARD_RULES = ("seed", "no_aces_bowers", "one_ten")
+
 
 SPEC = GameSpec(
     name="kozyr-boys",
@@ -214,16 +219,13 @@ class KozyrBoysState(TrickTakingState):
             self.first_dealer = rng.randrange(PLAYERS)  # the first dealer is drawn by lot
         self.dealer = (self.first_dealer + self.deal_no) % PLAYERS
         deck = shuffled_pack(PACK_SIZE, rng)
-        self.hands = [[] for _ in range(PLAYERS)]
         order = seats_from(next_seat(self.dealer, PLAYERS), PLAYERS)
-        for size in PACKETS:
-            for seat in order:
-                self.hands[seat] += deck[:size]
-                del deck[:size]
-        self.turned, self.second = deck
-        self.trumps = Trumps.of(cards.suit_of(self.turned))
-        self.hands[self.dealer] += deck
-        self.hands = [sorted(h) for h in self.hands]
+        hands: list[list[Card]] = [[], [], []]
+        for seat, pick in zip(order, PICKS, strict=True):
+            hands[seat] = sorted(pick(deck))
+        self.hands = hands
+        self.turned, self.second = deck[-2:]
+        self.trumps = Trumps.of(self.turned >> 4)
         self.discards, self.tricks, self.captures = [], [], []
         self.phase, self.to_move = DISCARD_PHASE, self.dealer
         self.trick = Trick(order[0])
@@ -247,13 +249,25 @@ class KozyrBoysState(TrickTakingState):
     def _finish_trick(self) -> None:
         trick, trumps = self.trick, self.trumps
         plays = trick.plays
-        played = [p.card for p in plays]
-        winner = plays[trumps.winner(played)].seat
-        trick.winner = winner
-        if trumps.right in played and trumps.left in played:
-            loser = plays[played.index(trumps.left)].seat
-            self.captures.append((winner, loser))
-        points = sum(map(trumps.values.__getitem__, played))
+        first, second, third = plays
+        c0, c1, c2 = first.card, second.card, third.card
+        suits, keys = trumps.suits, play_tables(trumps.suit)[1]
+        led = suits[c0]
+        k1 = keys[c1] + 20 if suits[c1] == led else keys[c1]
+        k2 = keys[c2] + 20 if suits[c2] == led else keys[c2]
+        best = keys[c0] + 20
+        win = first
+        if k1 > best:
+            best, win = k1, second
+        if k2 > best:
+            win = third
+        winner = trick.winner = win.seat
+        right, left = trumps.right, trumps.left
+        if (c0 == right or c1 == right or c2 == right) and (c0 == left or c1 == left or c2 == left):
+            loser = first if c0 == left else second if c1 == left else third
+            self.captures.append((winner, loser.seat))
+        values = trumps.values
+        points = values[c0] + values[c1] + values[c2]
         self.history.append({"type": "trick", "winner": winner, "points": points})
         self.tricks.append(trick)
         self.trick, self.to_move = Trick(winner, []), winner
@@ -267,7 +281,8 @@ class KozyrBoysState(TrickTakingState):
         taken = [0] * PLAYERS
         values = self.trumps.values
         for t in self.tricks:
-            taken[t.winner] += sum([values[p.card] for p in t.plays])  # type: ignore[index]
+            first, second, third = t.plays
+            taken[t.winner] += values[first.card] + values[second.card] + values[third.card]  # type: ignore[index]
         return taken
 
     def deal_record(self) -> DealRecord:
@@ -320,21 +335,52 @@ class KozyrBoysState(TrickTakingState):
             return [DISCARD + 64 * low + high for low, high in self.legal_pairs()]
         return []
 
-    def _apply(self, action: Action) -> None:
-        """Discard a pair, or lay a legal card (the action is the card) for the seat to act."""
+    def legal_actions(self) -> list[Action]:
+        legal = self.legal_cache
+        if legal is None:
+            if self.phase != PLAY_PHASE:
+                if self.phase == OVER:
+                    return []
+                legal = self.legal_cache = self._compute_legal()
+                return legal[:]
+            hand = self.hands[self.to_move]  # ``Trumps.legal_plays`` inlined: once per move
+            plays = self.trick.plays
+            if plays:
+                suits = self.trumps.suits
+                want = suits[plays[0].card]
+                legal = [c for c in hand if suits[c] == want]
+                if not legal:
+                    want = self.trumps.suit
+                    legal = [c for c in hand if suits[c] == want] or hand[:]
+            else:
+                legal = hand[:]
+            self.legal_cache = legal
+        return legal[:]
+
+    def apply_action(self, action: Action) -> None:
+        legal = self.legal_cache
+        if legal is None:
+            legal = self.legal_actions()
+        if action not in legal:
+            raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
+        self.legal_cache = None
         if action >= DISCARD:
             self._discard(divmod(action - DISCARD, 64))
             return
-        card, seat = action, self.to_move
-        trumps = self.trumps
+        seat = self.to_move  # ``_apply`` inlined: a card's play is most moves
+        self.hands[seat].remove(action)
         plays = self.trick.plays
-        self.hands[seat].remove(card)
-        plays.append(Play(seat, card, trumps.suits[card] == trumps.suit))
-        self.history.append({"type": "play", "seat": seat, "card": cards.NAMES[card]})
+        plays.append(play_tables(self.trumps.suit)[0][seat][action])
+        self.history.append(PLAY_EVENTS[seat][action])
         if len(plays) < PLAYERS:
-            self.to_move = (seat + 1) % PLAYERS
+            self.to_move = NEXT[seat]
         else:
             self._finish_trick()
+
+    def _apply(self, action: Action) -> None:
+        """Discard a pair, or lay a legal card (the action is the card) for the seat to act."""
+        self.legal_cache = [action]
+        self.apply_action(action)
 
     def _result_detail(self) -> JSON:
         detail: JSON = {"deals": [d.to_json() for d in self.deals]}

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena import cards
-from arena.cards import Card, Suit
+from arena.cards import ACE, Suit
 from arena.games import beating
 from arena.games.base import (
     JSON,
@@ -24,9 +24,7 @@ from arena.games.base import (
     ConfigError,
     EventLog,
     Game,
-    GameSpec,
     IllegalActionError,
-    Param,
     Result,
     State,
     deal_rng,
@@ -35,19 +33,25 @@ from arena.games.base import (
 )
 from arena.games.beating import (
     BEAT,
+    BEAT_MASKS,
     CHOOSE,
     CHOOSE_TRUMP,
     EV_BEAT,
+    EV_LEAD,
     EV_PICK_UP,
+    EV_SECOND,
     EXIT,
     LEAD,
     LEAD_MODE,
     OVER,
+    PICK_UP,
     RESPOND,
+    SECOND,
     SECOND_MODE,
     BeatingState,
     Pile,
 )
+from arena.games.svoi_kozyri.spec import SPEC
 
 MODE_NAMES = ("choose_trump", "lead", "respond", "lead_after_exit", "second", "over")
 
@@ -55,81 +59,15 @@ PACK_SIZE = 36
 
 EV_TRANSFER, EV_OUT, EV_CHOOSE = range(4, 7)
 
-_PICKUP_CHOICES = (beating.ALL,)
 
-SPEC = GameSpec(
-    name="svoi-kozyri",
-    title="Svoi Kozyri",
-    min_players=2,
-    max_players=4,
-    default_players=4,
-    params=(
-        Param("deals", 8, "deals in a match", minimum=1, maximum=1000),
-        Param(
-            "trump_assignment",
-            "seat",
-            "seat: seat k owns suit k of S H D C; choose: players pick in turn before each deal",
-            kind="str",
-            choices=("seat", "choose"),
-        ),
-        Param(
-            "pickup_plain",
-            3,
-            "cards picked up from a top card not of one's own trump",
-            minimum=1,
-            maximum=36,
-            choices=_PICKUP_CHOICES,
-        ),
-        Param(
-            "pickup_own_trump",
-            5,
-            "cards picked up from a top card of one's own trump",
-            minimum=1,
-            maximum=36,
-            choices=_PICKUP_CHOICES,
-        ),
-        Param(
-            "pickup_own_trump_ace",
-            beating.ALL,
-            "cards picked up from one's own trump ace",
-            minimum=1,
-            maximum=36,
-            choices=_PICKUP_CHOICES,
-        ),
-        Param(
-            "exit_beat_next",
-            "lead_or_beat",
-            "after a player goes out on a beat, the next player may lead or beat (not pick up), "
-            "or only lead",
-            kind="str",
-            choices=("lead_or_beat", "lead_only"),
-        ),
-        Param(
-            "draw_rule",
-            True,
-            "a last player whose single card beats the top card draws",
-            kind="bool",
-        ),
-        Param(
-            "turn_cap",
-            1000,
-            "actions per deal before the deal is decided by card counts",
-            minimum=10,
-            maximum=100000,
-        ),
-    ),
-    variants={
-        "modern": {},
-        "classic": {
-            "pickup_plain": beating.ALL,
-            "pickup_own_trump": beating.ALL,
-            "pickup_own_trump_ace": beating.ALL,
-        },
-        "choose": {"trump_assignment": "choose"},
-    },
-    default_variant="modern",
-    rulebook="seeds/svoi-kozyri.md",
+_LEAD_ACTIONS, _BEAT_ACTIONS, _SECOND_ACTIONS = (
+    beating.ACTION_TABLES[b] for b in (LEAD, BEAT, SECOND)
 )
+_BITS = tuple(1 << c for c in range(64))
+_SHIFTS = (5, 21, 37, 53)
+"""Where each suit's ten rank bits (ranks 5 up) start in a hand."""
+_BEAT_TAKE = tuple(tuple((*beats, PICK_UP) for beats in suit) for suit in _BEAT_ACTIONS)
+"""The beats of a suit's rank pattern followed by the pick-up."""
 
 
 class SvoiKozyri(Game):
@@ -148,6 +86,10 @@ class SvoiKozyri(Game):
         self.exit_lead_only: bool = p["exit_beat_next"] == "lead_only"
         self.draw_rule: bool = p["draw_rule"]
         self.turn_cap: int = p["turn_cap"]
+        self.pickup_limits: tuple[int, int, int] = tuple(  # type: ignore[assignment]
+            PACK_SIZE if c == beating.ALL else int(c) for c in self.pickup_counts
+        )
+        """The pick-up counts with "all" as the whole pack (a pile never holds more)."""
         self.deals: int = p["deals"]
 
     def new_state(self, seed: int) -> SvoiKozyriState:
@@ -186,6 +128,7 @@ class SvoiKozyriState(BeatingState):
 
     __slots__ = (
         "_active",
+        "_cap",
         "_dealer",
         "_fools",
         "_hands",
@@ -193,14 +136,17 @@ class SvoiKozyriState(BeatingState):
         "_index",
         "_known",
         "_legal",
+        "_limits",
         "_mode",
         "_n",
+        "_next",
+        "_once",
         "_pile",
         "_results",
-        "_seen",
         "_to_move",
         "_trumps",
         "_turns",
+        "_twice",
         "game",
         "seed",
     )
@@ -209,6 +155,8 @@ class SvoiKozyriState(BeatingState):
         self.game: SvoiKozyri = game
         self.seed = seed
         self._n = game.players
+        self._cap = game.turn_cap
+        self._limits = game.pickup_limits
         self._fools = [0] * self._n
         self._results: list[JSON] = []
         self._index = 0
@@ -231,10 +179,12 @@ class SvoiKozyriState(BeatingState):
         self._known = [0] * n
         self._pile = Pile()
         self._history: list[tuple[int, ...]] = []
-        self._seen: dict[tuple[int, ...], int] = {}
+        self._once: dict[tuple[int, ...], int] = {}
+        self._twice: set[tuple[int, ...]] = set()
         self._turns = 0
         self._legal: list[Action] | None = None
         self._active = [True] * n
+        self._link_seats()
         if self.game.choose_trumps:
             self._trumps = [-1] * n
             self._mode = CHOOSE
@@ -282,9 +232,11 @@ class SvoiKozyriState(BeatingState):
         else:
             self._trumps = list(range(self._n))
         self._active = [h != 0 for h in self._hands]
+        self._link_seats()
         self._known = [0] * self._n
         self._history = []
-        self._seen = {}
+        self._once = {}
+        self._twice = set()
         self._turns = 0
         self._legal = None
         self._dealer = (to_move - 1) % self._n if dealer is None else dealer
@@ -307,43 +259,132 @@ class SvoiKozyriState(BeatingState):
         taken = set(self._trumps)
         return [CHOOSE_TRUMP + s for s in range(4) if s not in taken]
 
-    # ----- moves ---------------------------------------------------------------------------
+    def legal_actions(self) -> list[Action]:
+        # ``_compute_legal`` and ``card_actions`` inlined for the three modes of nearly every
+        # move: each suit's ranks are ten bits of a hand, looked up in tables of action tuples.
+        # Nothing is cached: ``apply_action`` checks a card against the hand's bits.
+        mode = self._mode
+        seat = self._to_move
+        if mode == RESPOND:
+            top = self._pile.cards[-1]
+            trump = self._trumps[seat]
+            beat = self._hands[seat] & BEAT_MASKS[trump][top]
+            suit = top >> 4  # only the top card's suit and the own trump can beat it
+            if suit == trump:
+                return list(_BEAT_TAKE[suit][beat >> _SHIFTS[suit] & 1023])
+            if suit < trump:
+                return [
+                    *_BEAT_ACTIONS[suit][beat >> _SHIFTS[suit] & 1023],
+                    *_BEAT_TAKE[trump][beat >> _SHIFTS[trump] & 1023],
+                ]
+            return [
+                *_BEAT_ACTIONS[trump][beat >> _SHIFTS[trump] & 1023],
+                *_BEAT_TAKE[suit][beat >> _SHIFTS[suit] & 1023],
+            ]
+        if mode in (LEAD_MODE, SECOND_MODE):
+            hand = self._hands[seat]
+            s, h, d, c = _LEAD_ACTIONS if mode == LEAD_MODE else _SECOND_ACTIONS
+            return [
+                *s[hand >> 5 & 1023],
+                *h[hand >> 21 & 1023],
+                *d[hand >> 37 & 1023],
+                *c[hand >> 53 & 1023],
+            ]
+        return self._compute_legal()
 
-    def _play_card(self, seat: int, card: Card, kind: int) -> None:
-        """Lay ``card`` on the pile (a lead, a beat or a second card) and pass the turn on."""
-        hand = self._hands[seat] ^ (1 << card)
-        self._hands[seat] = hand
-        self._known[seat] &= hand
-        pile = self._pile  # ``Pile.push`` inlined: this runs for most moves
-        pile.cards.append(card)
-        pile.key = pile.key << 6 | card
-        self._history.append((kind, seat, card))
-        if not hand and self._goes_out(seat):
-            return
-        if kind == EV_BEAT:
-            if hand:
-                self._mode = SECOND_MODE
-                return
-            self._mode = EXIT
-        else:
-            self._mode = RESPOND
-        n, active = self._n, self._active  # ``_next_active`` inlined
-        nxt = (seat + 1) % n
-        while not active[nxt]:
-            nxt = (nxt + 1) % n
-        self._to_move = nxt
-
-    def _pick_up(self, seat: int) -> None:
+    def apply_action(self, action: Action) -> None:
+        # The moves of play (``_play_card``, ``_pick_up``, ``_guard_deal``) in one body: a
+        # method call per step is a tenth of a move's cost. A card's legality is read from the
+        # hand's bits (and the beating mask) instead of a search of the legal list.
+        seat = self._to_move
+        hands = self._hands
         pile = self._pile
-        top = pile.cards[-1]
-        count = beating.pickup_count(top, self._trumps[seat], self.game.pickup_counts, len(pile))
-        taken = pile.take(count)
-        picked = cards.mask(taken)
-        self._hands[seat] |= picked
-        self._known[seat] |= picked
-        self._history.append((EV_PICK_UP, seat, *taken))
-        self._mode = RESPOND if pile.cards else LEAD_MODE
-        self._to_move = self._next_active(seat)
+        mode = self._mode
+        if action < PICK_UP:  # a negative action has no mode's kind, so it is refused below
+            card = action & 63
+            kind = action >> 6  # the range (lead, beat, second) is the event kind
+            hand = hands[seat]
+            if mode == RESPOND:
+                legal = kind == EV_BEAT and hand & BEAT_MASKS[self._trumps[seat]][pile.cards[-1]]
+            elif mode == LEAD_MODE:
+                legal = kind == EV_LEAD and hand
+            elif mode == SECOND_MODE:
+                legal = kind == EV_SECOND and hand
+            else:
+                legal = _BITS[card] if action in self._compute_legal() else 0
+            if not legal or not legal >> card & 1:
+                raise IllegalActionError(self._illegal_message(action))
+            hand ^= _BITS[card]
+            hands[seat] = hand
+            self._known[seat] &= hand
+            pile.cards.append(card)
+            pile.key = pile.key << 6 | card
+            self._history.append((kind, seat, card))
+            if kind == EV_BEAT and hand:
+                mode = self._mode = SECOND_MODE
+            else:
+                if not hand and self._goes_out(seat):
+                    return
+                mode = self._mode = EXIT if kind == EV_BEAT else RESPOND
+                seat = self._to_move = self._next[seat]
+        elif action == PICK_UP and mode == RESPOND:
+            stack = pile.cards
+            top = stack[-1]
+            plain, own, own_ace = self._limits
+            count = plain if top >> 4 != self._trumps[seat] else own_ace if top & 15 == ACE else own
+            if count > len(stack):
+                count = len(stack)
+            taken = stack[-count:]
+            del stack[-count:]
+            pile.key >>= 6 * count
+            picked = sum(map(_BITS.__getitem__, taken))
+            hands[seat] |= picked
+            self._known[seat] |= picked
+            self._history.append((EV_PICK_UP, seat, *taken))
+            mode = self._mode = RESPOND if stack else LEAD_MODE
+            seat = self._to_move = self._next[seat]
+        elif action in self._compute_legal():
+            self._choose(seat, action)
+            return
+        else:
+            raise IllegalActionError(self._illegal_message(action))
+        turns = self._turns = self._turns + 1
+        if turns >= self._cap:
+            self._end_by_counts("turn_cap")
+            return
+        # The key of ``_note_position`` (``seat`` and ``mode`` are the new ones), built without
+        # unpacking: cheaper, per table size.
+        n = self._n
+        key: tuple[int, ...]
+        if n == 4:
+            key = (pile.key, seat, mode, hands[0], hands[1], hands[2], hands[3])
+        elif n == 3:
+            key = (pile.key, seat, mode, hands[0], hands[1], hands[2])
+        else:
+            key = (pile.key, seat, mode, *hands)
+        # ``turns`` is new to ``_once`` (it grows every move), so the key was there already if
+        # ``setdefault`` hands back another value: one hash of the key for a new position.
+        if self._once.setdefault(key, turns) != turns:
+            twice = self._twice
+            if key in twice:
+                self._end_by_counts("repetition")
+            else:
+                twice.add(key)
+
+    def _note_position(self) -> int:
+        """Count one more occurrence of the current position; return how many there have been
+        (3 at most: the third ends the deal). Positions seen once are in ``_once``, those seen
+        twice also in ``_twice``."""
+        key = (self._pile.key, self._to_move, self._mode, *self._hands)
+        if key not in self._once:
+            self._once[key] = self._turns
+            return 1
+        if key not in self._twice:
+            self._twice.add(key)
+            return 2
+        return 3
+
+    # ----- moves ---------------------------------------------------------------------------
 
     def _choose(self, seat: int, action: Action) -> None:
         suit = action - CHOOSE_TRUMP
@@ -354,6 +395,12 @@ class SvoiKozyriState(BeatingState):
             self._begin_play()
         else:
             self._to_move = nxt
+
+    def _link_seats(self) -> None:
+        """``_next[seat]``: the active seat after ``seat``, for every seat (after a change of
+        who is active; with nobody active, nobody moves on)."""
+        seats = range(self._n)
+        self._next = [self._next_active(s) for s in seats] if any(self._active) else [*seats]
 
     def _next_active(self, seat: int) -> int:
         n = self._n
@@ -366,6 +413,7 @@ class SvoiKozyriState(BeatingState):
     def _goes_out(self, seat: int) -> bool:
         """Drop ``seat`` (empty hand); return True if that ended the deal."""
         self._active[seat] = False
+        self._link_seats()
         self._history.append((EV_OUT, seat))
         left = [s for s in range(self._n) if self._active[s]]
         if len(left) > 1:
@@ -379,19 +427,6 @@ class SvoiKozyriState(BeatingState):
         return True
 
     # ----- termination guards --------------------------------------------------------------
-
-    def _guard_deal(self) -> None:
-        """End the deal at the turn cap or on the third occurrence of a position."""
-        turns = self._turns = self._turns + 1
-        if turns >= self.game.turn_cap:
-            self._end_by_counts("turn_cap")
-            return
-        # ``_note_position`` inlined: this runs after nearly every move.
-        key = (self._pile.key, self._to_move, self._mode, *self._hands)
-        seen = self._seen
-        count = seen[key] = seen.get(key, 0) + 1
-        if count >= 3:
-            self._end_by_counts("repetition")
 
     def _end_by_counts(self, reason: str) -> None:
         """The single player holding the most cards loses; a tie for most is a draw."""
