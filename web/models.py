@@ -207,6 +207,9 @@ class BotVersion(db.Model):  # type: ignore[name-defined]
     prepare_lost: Mapped[int] = mapped_column(default=0, server_default="0")
     prepare_lease_until: Mapped[datetime | None]
     prepare_due: Mapped[datetime | None]
+    # Finished ladder matches this version sat in, counted where a match finishes
+    # (``web.services.placement.count_finished``): placement reads it instead of the matches.
+    ladder_matches: Mapped[int] = mapped_column(default=0, server_default="0")
 
     bot: Mapped[Bot] = relationship(back_populates="versions")
 

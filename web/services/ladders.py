@@ -34,9 +34,15 @@ from web.models import (
     VersionStatus,
     utcnow,
 )
-from web.services.matches import Ended, cancel_retired, create_match, new_seed, when_ended
+from web.services.matches import (
+    Ended,
+    cancel_retired,
+    new_match,
+    new_seed,
+    send_new,
+    when_ended,
+)
 from web.services.placement import placement_left as placement_left  # the pages ask here
-from web.services.placement import placement_played
 from web.services.queue import request_schedule
 
 log = logging.getLogger(__name__)
@@ -119,10 +125,12 @@ def ladder_match_ended(ended: Ended) -> None:
 
 @dataclass(frozen=True)
 class Entrant:
-    """The version a candidate bot would play: its id and its bot's."""
+    """The version a candidate bot would play: its id, its bot's, and the finished ladder
+    matches it has played (``BotVersion.ladder_matches``: its placement)."""
 
     id: int
     bot_id: int
+    played: int = 0
 
 
 def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, Entrant]]:
@@ -146,6 +154,7 @@ def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, Entrant]]:
             User.is_house,
             BotVersion.id,
             BotVersion.games,
+            BotVersion.ladder_matches,
         )
         .join(Bot, Rating.bot_id == Bot.id)
         .join(User, Bot.owner_id == User.id)
@@ -154,7 +163,7 @@ def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, Entrant]]:
         .where(Rating.ladder_id == ladder.id, Bot.status == BotStatus.ACTIVE)
     ).all()
     found = []
-    for mu, sigma, games, last_played, bot_id, owner_id, house, version_id, plays in rows:
+    for mu, sigma, games, last_played, bot_id, owner_id, house, version_id, plays, n in rows:
         if ladder.game not in (plays or []):
             continue
         candidate = matchmaking.Candidate(
@@ -165,7 +174,7 @@ def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, Entrant]]:
             games=games,
             last_played=last_played.timestamp() if last_played else 0.0,
         )
-        found.append((candidate, Entrant(version_id, bot_id)))
+        found.append((candidate, Entrant(version_id, bot_id, n)))
     return found
 
 
@@ -199,6 +208,20 @@ def pending(ladder: Ladder) -> int:
     )
 
 
+def pending_by_ladder(ladder_ids: Sequence[int]) -> dict[int, int]:
+    """``pending`` of each of ``ladder_ids``, in one query."""
+    rows = db.session.execute(
+        select(Match.ladder_id, func.count())
+        .where(
+            Match.ladder_id.in_(list(ladder_ids)),
+            Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]),
+        )
+        .group_by(Match.ladder_id)
+    ).all()
+    found = {int(ladder_id): int(n) for ladder_id, n in rows}
+    return {ladder_id: found.get(ladder_id, 0) for ladder_id in ladder_ids}
+
+
 Pool = list[tuple[matchmaking.Candidate, Entrant]]
 
 
@@ -208,16 +231,19 @@ def schedule_ladder(
     target: int,
     max_tables: int | None = None,
     pool: Pool | None = None,
+    waiting: int | None = None,
 ) -> list[Match]:
     """Queue tables on ``ladder`` until ``target`` matches are pending (or ``max_tables`` were
-    added), from ``pool`` (default: its ``candidates``). Does not commit."""
+    added), from ``pool`` (default: its ``candidates``); ``waiting``: its ``pending`` matches if
+    the caller counted them already in this transaction. Does not commit."""
 
     made: list[Match] = []
     pool = candidates(ladder) if pool is None else pool
     bots = [c for c, _ in pool]
     versions = {c.bot: v for c, v in pool}
     tables = 0
-    while pending(ladder) < target and (max_tables is None or tables < max_tables):
+    waiting = pending(ladder) if waiting is None else waiting
+    while waiting + len(made) < target and (max_tables is None or tables < max_tables):
         tables += 1
         try:
             seed = matchmaking.pick_seed(bots, rng)
@@ -233,28 +259,23 @@ def _table_matches(
     ladder: Ladder, table: list[str], versions: dict[str, Entrant], *, urgent: bool = False
 ) -> list[Match]:
     """The matches of one table: every rotation of its seats on one deal when the ladder is
-    mirrored (a sealed deal group), else the table as seated."""
+    mirrored (a sealed deal group), else the table as seated. Written in one flush."""
     seatings = matchmaking.mirrored_seatings(table) if ladder.mirrored else [table]
     group = uuid.uuid4().hex if len(seatings) > 1 else None
     seed = new_seed()
-    return [
-        create_match(
+    made = [
+        new_match(
             ladder.game_config(),
-            [_version(versions[bot]) for bot in seating],
+            [versions[bot] for bot in seating],
             seed=seed,
             kind=MatchKind.LADDER,
             ladder_id=ladder.id,
             mirror_group=group,
-            urgent=urgent or None,
         )
         for seating in seatings
     ]
-
-
-def _version(entrant: Entrant) -> BotVersion:
-    found = db.session.get(BotVersion, entrant.id)
-    assert found is not None  # read in this transaction's pass; versions are never deleted
-    return found
+    send_new(made, urgent=urgent or None)
+    return made
 
 
 def schedule_all(rng: random.Random | None = None) -> int:
@@ -272,10 +293,16 @@ def schedule_all(rng: random.Random | None = None) -> int:
         total += len(schedule_placement(ladder, rng, pools[ladder.id], owed[ladder.id]))
     quiet = {x.id for x in open_ladders if settled(x, pools[x.id], owed[x.id])}
     open_ladders = [x for x in open_ladders if x.id not in quiet or not resting(x)]
+    waiting = pending_by_ladder([x.id for x in open_ladders])  # then kept as tables are added
     while open_ladders:
         # One table per ladder per round: the queue interleaves the games, so a game with
         # long matches does not hold the others back.
-        added = {x.id: len(schedule_ladder(x, rng, target, 1, pools[x.id])) for x in open_ladders}
+        added = {
+            x.id: len(schedule_ladder(x, rng, target, 1, pools[x.id], waiting[x.id]))
+            for x in open_ladders
+        }
+        for ladder_id, n in added.items():
+            waiting[ladder_id] += n
         total += sum(added.values())
         open_ladders = [x for x in open_ladders if added[x.id] and x.id not in quiet]
     db.session.commit()
@@ -346,13 +373,12 @@ def _in_flight(ladder: Ladder, version_id: int) -> int:
 
 
 def placement_owed(pool: Pool) -> dict[int, int]:
-    """Placement matches each version of ``pool`` still owes, by version id (none: absent)."""
+    """Placement matches each version of ``pool`` still owes, by version id (none: absent), as
+    counted when the pool was read."""
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     if wanted <= 0:
         return {}
-    played = placement_played([v.id for _, v in pool], cap=wanted)
-    left = {v.id: wanted - played.get(v.id, 0) for _, v in pool}
-    return {version: n for version, n in left.items() if n > 0}
+    return {v.id: wanted - v.played for _, v in pool if v.played < wanted}
 
 
 def schedule_placement(

@@ -34,7 +34,7 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import attempts, events, matches, ratings, seatlogs, stats
+from web.services import attempts, events, matches, placement, ratings, seatlogs, stats
 from web.services import live as live_feed
 from web.services.queue import MATCHES, send_match
 
@@ -375,13 +375,15 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
         _record_seats(match, outcome)
         if match.rated and match.kind == MatchKind.LADDER:
             ratings.apply_match(match, [s.bot_id for s in match.seats], outcome.ranking)
+        placement.count_finished([match_id])
         db.session.commit()
     except IntegrityError:
         # Rating changes of this match exist already (an admin replayed a rated match): keep
         # them, record this play's result, and rate nothing twice.
         db.session.rollback()
         log.warning("match %s was already rated; its ratings are left as they were", match_id)
-        _mark_finished(match_id, attempt, outcome, replay_path)
+        if _mark_finished(match_id, attempt, outcome, replay_path):
+            placement.count_finished([match_id])
         db.session.commit()
         return False
     attempts.patiently(lambda: _after_finish(match_id), f"match {match_id}: follow-ups")
