@@ -218,7 +218,7 @@ def pending_by_ladder(ladder_ids: Sequence[int]) -> dict[int, int]:
         )
         .group_by(Match.ladder_id)
     ).all()
-    found = {int(ladder_id): int(n) for ladder_id, n in rows}
+    found = {int(ladder_id or 0): int(n) for ladder_id, n in rows}
     return {ladder_id: found.get(ladder_id, 0) for ladder_id in ladder_ids}
 
 
