@@ -30,7 +30,7 @@ from web.models import (
     User,
     utcnow,
 )
-from web.services.placement import placing_bots
+from web.services.placement import placing_bots, placing_on_ladder
 
 T = TypeVar("T")
 
@@ -122,8 +122,7 @@ def _ranks(ladder_id: int, placing: dict[int, tuple[int, int]]) -> Any:
 
 def ladder_placing(ladder_id: int) -> dict[int, tuple[int, int]]:
     """The bots of a ladder still placing: (played, owed) by bot id."""
-    bot_ids = list(db.session.scalars(select(Rating.bot_id).where(Rating.ladder_id == ladder_id)))
-    return placing_bots(bot_ids)
+    return placing_on_ladder(ladder_id)
 
 
 # --- ladders --------------------------------------------------------------------------------
@@ -338,7 +337,7 @@ def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str
     joins names for its few rows, where a ranking over every rating would read them all. Bots
     still placing have no rank: a few more rows than wanted are read and those left out.
     """
-    top: dict[int, list[tuple[Rating, str, str]]] = defaultdict(list)
+    found: dict[int, list[tuple[Rating, str, str]]] = {}
     for ladder_id in db.session.scalars(select(Ladder.id)):
         best = (
             select(Rating.id, RANK_BY.label("rank_by"))
@@ -348,16 +347,18 @@ def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str
             .limit(per_ladder * 4)
             .subquery()
         )  # the ratings alone are sorted; names are joined to the few rows kept
-        rows = db.session.execute(
+        kept = db.session.execute(
             select(Rating, Bot.name, User.username)
             .join(best, best.c.id == Rating.id)
             .join(Bot, Bot.id == Rating.bot_id)
             .join(User, User.id == Bot.owner_id)
             .order_by(best.c.rank_by.desc(), Rating.id)
         ).all()
-        placing = placing_bots([rating.bot_id for rating, _, _ in rows])
-        ranked = [(r, name, author) for r, name, author in rows if r.bot_id not in placing]
-        top[ladder_id] = ranked[:per_ladder]
+        found[ladder_id] = [(rating, name, author) for rating, name, author in kept]
+    placing = placing_bots([r.bot_id for rows in found.values() for r, _, _ in rows])  # once
+    top: dict[int, list[tuple[Rating, str, str]]] = defaultdict(list)
+    for ladder_id, rows in found.items():
+        top[ladder_id] = [row for row in rows if row[0].bot_id not in placing][:per_ladder]
     return top
 
 

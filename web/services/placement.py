@@ -13,10 +13,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from flask import current_app
-from sqlalchemy import select, update
+from sqlalchemy import exists, select, update
+from sqlalchemy.orm import aliased
 
 from web.extensions import db
-from web.models import BotVersion, Match, MatchKind, MatchSeat, VersionStatus
+from web.models import BotVersion, Match, MatchKind, MatchSeat, Rating, VersionStatus
 
 
 def count_finished(match_ids: Iterable[int]) -> None:
@@ -82,6 +83,31 @@ def placing_bots(bot_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
     ):
         active[int(bot_id)] = int(played)  # the newest active version wins
     return {bot_id: (n, wanted) for bot_id, n in active.items() if n < wanted}
+
+
+def placing_on_ladder(ladder_id: int) -> dict[int, tuple[int, int]]:
+    """``placing_bots`` of every bot rated on the ladder, in one query that returns only the
+    bots still placing (however many the ladder has)."""
+    wanted = int(current_app.config["PLACEMENT_MATCHES"])
+    if wanted <= 0:
+        return {}
+    newer = aliased(BotVersion)
+    newest = ~exists().where(
+        newer.bot_id == BotVersion.bot_id,
+        newer.status == VersionStatus.ACTIVE,
+        newer.number > BotVersion.number,
+    )
+    rows = db.session.execute(
+        select(BotVersion.bot_id, BotVersion.ladder_matches)
+        .join(Rating, Rating.bot_id == BotVersion.bot_id)
+        .where(
+            Rating.ladder_id == ladder_id,
+            BotVersion.status == VersionStatus.ACTIVE,
+            BotVersion.ladder_matches < wanted,
+            newest,
+        )
+    ).all()
+    return {int(bot_id): (int(n), wanted) for bot_id, n in rows}
 
 
 def placement_owed(versions: Sequence[BotVersion]) -> dict[int, int]:
