@@ -23,9 +23,11 @@ from web.models import BotVersion, Match, MatchKind, MatchSeat, Rating, VersionS
 def count_finished(match_ids: Iterable[int]) -> None:
     """The ladder matches ``match_ids`` just finished (in this transaction): every version seated
     in one of them has played one more. Other kinds (validation, challenge, tournament) count
-    nothing. Call it once per match, after the transaction's other writes are flushed: the
-    versions' rows are locked last, in id order, as activation and retirement lock them after
-    the bot. Does not commit."""
+    nothing. Call it once per match, after the seats' and bots' changes and before the
+    ratings: the versions' rows (flushed changes first, then each version in id order) are
+    locked after the bots and before the ratings, the order activation and the owner's choice
+    lock them in, so a finish and an activation never wait for each other in a circle. Does
+    not commit."""
     ids = list(match_ids)
     if not ids:
         return

@@ -373,9 +373,10 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
         match = db.session.get(Match, match_id)
         assert match is not None
         _record_seats(match, outcome)
+        # Rows are locked in the order activation locks them: bots, versions, then ratings.
+        placement.count_finished([match_id])
         if match.rated and match.kind == MatchKind.LADDER:
             ratings.apply_match(match, [s.bot_id for s in match.seats], outcome.ranking)
-        placement.count_finished([match_id])
         db.session.commit()
     except IntegrityError:
         # Rating changes of this match exist already (an admin replayed a rated match): keep
