@@ -248,6 +248,8 @@ def bot_ranks(
     bot_id: int, ladder_ids: list[int]
 ) -> dict[int, tuple[int | None, tuple[int, int] | None]]:
     """The bot's (rank, placing) on each of ``ladder_ids``, as the ladder tables show them."""
+    if not ladder_ids:  # a list of bots shows no ratings: nothing to ask
+        return {}
     placing = placing_bots([bot_id])
     found: dict[int, tuple[int | None, tuple[int, int] | None]] = {}
     for ladder_id in ladder_ids:
