@@ -388,16 +388,20 @@ MATCH_LOADS = (
 
 
 def match_query(flt: MatchFilter) -> Select[Any]:
-    """Matches passing ``flt``, newest first (loader options: ``MATCH_LOADS``)."""
+    """Matches passing ``flt``, newest first (loader options: ``MATCH_LOADS``).
+
+    One bot's (or one user's bots') matches are read from their seats, newest first, each
+    match then found by its id: a bot whose last matches are old costs no walk over all the
+    newer matches of the site."""
     stmt = select(Match)
     conds: list[ColumnElement[bool]] = []
+    order: Any = Match.id
+    if flt.bot_id is not None or flt.user_id is not None:
+        seats = _seats_of(flt)
+        stmt = stmt.join(seats, seats.c.match_id == Match.id)
+        order = seats.c.match_id
     if flt.game:
         conds.append(Match.ladder_id.in_(select(Ladder.id).where(Ladder.game == flt.game)))
-    if flt.bot_id is not None:
-        conds.append(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == flt.bot_id)))
-    if flt.user_id is not None:
-        owned = select(Bot.id).where(Bot.owner_id == flt.user_id)
-        conds.append(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id.in_(owned))))
     if flt.status:
         conds.append(Match.status == flt.status)
     if flt.ladder_id is not None:
@@ -406,7 +410,21 @@ def match_query(flt: MatchFilter) -> Select[Any]:
         conds.append(Match.tournament_id == flt.tournament_id)
     if flt.before is not None:
         conds.append(Match.id < flt.before)
-    return stmt.where(*conds).order_by(Match.id.desc())
+    return stmt.where(*conds).order_by(order.desc())
+
+
+def _seats_of(flt: MatchFilter) -> Any:
+    """The ids of the matches with a seat of ``flt``'s bot (and of a bot of its user), once
+    each, from the index on a bot's seats."""
+    ids = select(MatchSeat.match_id).distinct()
+    if flt.bot_id is not None:
+        ids = ids.where(MatchSeat.bot_id == flt.bot_id)
+    if flt.user_id is not None:
+        owned = select(Bot.id).where(Bot.owner_id == flt.user_id)
+        ids = ids.where(MatchSeat.bot_id.in_(owned))
+    if flt.before is not None:
+        ids = ids.where(MatchSeat.match_id < flt.before)
+    return ids.order_by(MatchSeat.match_id.desc()).subquery("seated")
 
 
 def matches(flt: MatchFilter, page: int = 1, per_page: int = 25) -> Page[Match]:
