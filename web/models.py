@@ -322,6 +322,17 @@ class Match(db.Model):  # type: ignore[name-defined]
     )
 
 
+class MatchTotal(db.Model):  # type: ignore[name-defined]
+    """How many matches there are (one row, id 1), kept by triggers on ``matches`` on
+    PostgreSQL (migration ``scale02``), so the match list need not count a million rows; on
+    SQLite there is no row and the list counts."""
+
+    __tablename__ = "match_totals"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    matches: Mapped[int] = mapped_column(BigInteger)
+
+
 class MatchSeat(db.Model):  # type: ignore[name-defined]
     __tablename__ = "match_seats"
     __table_args__ = (

@@ -7,7 +7,7 @@ uses the indexes declared on the models and in the ``site read indexes`` migrati
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
@@ -24,6 +24,7 @@ from web.models import (
     Match,
     MatchSeat,
     MatchStatus,
+    MatchTotal,
     Rating,
     RatingChange,
     Tournament,
@@ -64,17 +65,20 @@ class Page(Generic[T]):
         }
 
 
-def paginate(stmt: Select[Any], page: int, per_page: int, *options: Any) -> Page[Any]:
+def paginate(
+    stmt: Select[Any], page: int, per_page: int, *options: Any, total: int | None = None
+) -> Page[Any]:
     """One page of ``stmt`` (one model, with its joins, conditions and order; no loader
     options) with the total count of its rows; the page's rows are loaded with ``options``.
 
     A deferred join: the page's ids are found first, from the ids alone (an index-only scan
     that skips even a deep page's offset cheaply), then only those rows are loaded with their
-    related rows; counting, too, reads ids only.
+    related rows; counting, too, reads ids only (``total``: the count, if the caller knows it).
     """
     model = stmt.column_descriptions[0]["entity"]
     ids = stmt.with_only_columns(model.id)
-    total = db.session.scalar(select(func.count()).select_from(ids.order_by(None).subquery()))
+    if total is None:
+        total = db.session.scalar(select(func.count()).select_from(ids.order_by(None).subquery()))
     chosen = list(db.session.scalars(ids.limit(per_page).offset((page - 1) * per_page)))
     rows = select(model).options(*options).where(model.id.in_(chosen))
     by_id = {row.id: row for row in db.session.scalars(rows).unique()} if chosen else {}
@@ -428,7 +432,28 @@ def _seats_of(flt: MatchFilter) -> Any:
 
 
 def matches(flt: MatchFilter, page: int = 1, per_page: int = 25) -> Page[Match]:
-    return paginate(match_query(flt), page, per_page, *MATCH_LOADS)
+    return paginate(match_query(flt), page, per_page, *MATCH_LOADS, total=_match_total(flt))
+
+
+def _match_total(flt: MatchFilter) -> int | None:
+    """The length of the whole match list (or of the part below ``before``) from the kept
+    number of matches (``MatchTotal``), in one statement, without counting a million ids; None
+    (count them) for other filters, or where no number is kept (SQLite).
+
+    Below ``before``: the kept number less the matches from ``before`` up, when those are the
+    fewer (``before`` in the upper half of the ids); else the ones below are counted."""
+    if replace(flt, before=None) != MatchFilter():
+        return None
+    kept = select(MatchTotal.matches).where(MatchTotal.id == 1).scalar_subquery()
+    if flt.before is None:
+        found = db.session.scalar(select(kept))
+        return None if found is None else int(found)
+    top = db.session.scalar(select(func.max(Match.id))) or 0
+    if flt.before <= top // 2:
+        return None
+    above = select(func.count()).where(Match.id >= flt.before).scalar_subquery()
+    found = db.session.scalar(select(kept - above))
+    return None if found is None else int(found)
 
 
 def recent_matches(flt: MatchFilter, limit: int) -> list[Match]:
