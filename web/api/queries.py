@@ -442,6 +442,8 @@ def _match_total(flt: MatchFilter) -> int | None:
 
     Below ``before``: the kept number less the matches from ``before`` up, when those are the
     fewer (``before`` in the upper half of the ids); else the ones below are counted."""
+    if flt.bot_id is not None and replace(flt, bot_id=None, before=None) == MatchFilter():
+        return int(db.session.scalar(select(func.count()).select_from(_seats_of(flt))) or 0)
     if replace(flt, before=None) != MatchFilter():
         return None
     kept = select(MatchTotal.matches).where(MatchTotal.id == 1).scalar_subquery()
