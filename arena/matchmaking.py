@@ -175,6 +175,7 @@ def placement_table(
         (c for c in candidates if c.bot != newcomer.bot and c.author != newcomer.author),
         key=lambda c: (-c.mu, c.bot),
     )
+    position = {c.bot: i for i, c in enumerate(pool)}  # each bot's place in the order by mu
     wanted = players - 1
     slots = max(1, spread * wanted)
     table = [newcomer]
@@ -187,7 +188,7 @@ def placement_table(
         # The k-th of ``slots`` evenly spaced places from the top (0) to the bottom (1).
         where = slot / (slots - 1) if slots > 1 else 0.5
         target = where * (len(pool) - 1)
-        pick = min(eligible, key=lambda c: (abs(pool.index(c) - target), c.bot))
+        pick = min(eligible, key=lambda c: (abs(position[c.bot] - target), c.bot))
         table.append(pick)
         authors.add(pick.author)
     return table

@@ -317,7 +317,20 @@ class Filler:
         return seat_id, seat_id
 
 
+COUNT_LADDER_MATCHES = (
+    "UPDATE bot_versions SET ladder_matches = played.n FROM ("
+    " SELECT s.bot_version_id AS id, count(*) AS n FROM match_seats s"
+    " JOIN matches m ON m.id = s.match_id"
+    " WHERE m.kind = 'ladder' AND m.status = 'finished'"
+    " GROUP BY s.bot_version_id) AS played"
+    " WHERE bot_versions.id = played.id"
+)
+"""Each version's finished ladder matches, as migration ``scale02`` counts the existing ones."""
+
+
 def fill(app: Any, scale: float, reuse: bool = False) -> tuple[Filler, dict[str, int]]:
+    from sqlalchemy import text
+
     from web.extensions import db
     from web.services import ladders
 
@@ -336,6 +349,10 @@ def fill(app: Any, scale: float, reuse: bool = False) -> tuple[Filler, dict[str,
             counts = filler.fill(raw.driver_connection)
         finally:
             raw.close()
+        started = time.perf_counter()
+        db.session.execute(text(COUNT_LADDER_MATCHES))
+        db.session.commit()
+        print(f"versions' ladder matches counted in {time.perf_counter() - started:.0f} s")
         with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("VACUUM ANALYZE")
     return filler, counts
@@ -394,14 +411,28 @@ def measure_pages(app: Any, filler: Filler, requests: int) -> dict[str, tuple[fl
     return found
 
 
+def play_out() -> None:
+    """Every queued match counts as played (finished, unrated), each version's count of
+    finished ladder matches kept as ``play.finish`` keeps it. Commits."""
+    from sqlalchemy import select, update
+
+    from web.extensions import db
+    from web.models import Match, MatchStatus
+    from web.services import placement
+
+    ids = list(db.session.scalars(select(Match.id).where(Match.status == MatchStatus.QUEUED)))
+    db.session.execute(
+        update(Match).where(Match.id.in_(ids)).values(status=MatchStatus.FINISHED, rated=False)
+    )
+    placement.count_finished(ids)
+    db.session.commit()
+
+
 def measure_scheduler(app: Any, runs: int) -> list[float]:
     """Scheduler passes; after each, its matches count as played (finished, unrated), so
     placement matches owed by versions of the fill are paid off in the first passes and the
     later ones show the steady state: each ladder topped up to ``QUEUE_TARGET``."""
-    from sqlalchemy import update
 
-    from web.extensions import db
-    from web.models import Match, MatchStatus
     from web.services import ladders
 
     times = []
@@ -410,12 +441,7 @@ def measure_scheduler(app: Any, runs: int) -> list[float]:
             started = time.perf_counter()
             made = ladders.schedule_all(random.Random(len(times)))
             times.append((time.perf_counter() - started) * 1000)
-            db.session.execute(
-                update(Match)
-                .where(Match.status == MatchStatus.QUEUED)
-                .values(status=MatchStatus.FINISHED, rated=False)
-            )
-            db.session.commit()
+            play_out()
             print(f"  scheduler run: {made} matches queued in {times[-1]:.0f} ms")
     return times
 
@@ -423,7 +449,7 @@ def measure_scheduler(app: Any, runs: int) -> list[float]:
 def measure_placement(app: Any, filler: Filler) -> float:
     """A new version of a new bot becomes active on the busiest ladder; the scheduler pass that
     seats its placement matches."""
-    from sqlalchemy import select, update
+    from sqlalchemy import select
 
     from web.extensions import db
     from web.models import (
@@ -465,12 +491,7 @@ def measure_placement(app: Any, filler: Filler) -> float:
             .join(Match, Match.id == MatchSeat.match_id)
             .where(MatchSeat.bot_version_id == version.id, Match.status == MatchStatus.QUEUED)
         )
-        db.session.execute(
-            update(Match)
-            .where(Match.status == MatchStatus.QUEUED)
-            .values(status=MatchStatus.FINISHED, rated=False)
-        )
-        db.session.commit()
+        play_out()
     print(f"  placement: {seated} placement matches queued in {took:.0f} ms")
     if not seated:
         raise SystemExit("the new version was not seated")

@@ -213,6 +213,9 @@ class BotVersion(db.Model):  # type: ignore[name-defined]
     prepare_lost: Mapped[int] = mapped_column(default=0, server_default="0")
     prepare_lease_until: Mapped[datetime | None]
     prepare_due: Mapped[datetime | None]
+    # Finished ladder matches this version sat in, counted where a match finishes
+    # (``web.services.placement.count_finished``): placement reads it instead of the matches.
+    ladder_matches: Mapped[int] = mapped_column(default=0, server_default="0")
 
     bot: Mapped[Bot] = relationship(back_populates="versions")
 
@@ -323,6 +326,17 @@ class Match(db.Model):  # type: ignore[name-defined]
     seats: Mapped[list[MatchSeat]] = relationship(
         back_populates="match", order_by="MatchSeat.seat", cascade="all, delete-orphan"
     )
+
+
+class MatchTotal(db.Model):  # type: ignore[name-defined]
+    """How many matches there are (one row, id 1), kept by triggers on ``matches`` on
+    PostgreSQL (migration ``scale02``), so the match list need not count a million rows; on
+    SQLite there is no row and the list counts."""
+
+    __tablename__ = "match_totals"
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    matches: Mapped[int] = mapped_column(BigInteger)
 
 
 class MatchSeat(db.Model):  # type: ignore[name-defined]

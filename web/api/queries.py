@@ -7,7 +7,7 @@ uses the indexes declared on the models and in the ``site read indexes`` migrati
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
@@ -24,13 +24,14 @@ from web.models import (
     Match,
     MatchSeat,
     MatchStatus,
+    MatchTotal,
     Rating,
     RatingChange,
     Tournament,
     User,
     utcnow,
 )
-from web.services.placement import placing_bots
+from web.services.placement import placing_bots, placing_on_ladder
 
 T = TypeVar("T")
 
@@ -64,17 +65,20 @@ class Page(Generic[T]):
         }
 
 
-def paginate(stmt: Select[Any], page: int, per_page: int, *options: Any) -> Page[Any]:
+def paginate(
+    stmt: Select[Any], page: int, per_page: int, *options: Any, total: int | None = None
+) -> Page[Any]:
     """One page of ``stmt`` (one model, with its joins, conditions and order; no loader
     options) with the total count of its rows; the page's rows are loaded with ``options``.
 
     A deferred join: the page's ids are found first, from the ids alone (an index-only scan
     that skips even a deep page's offset cheaply), then only those rows are loaded with their
-    related rows; counting, too, reads ids only.
+    related rows; counting, too, reads ids only (``total``: the count, if the caller knows it).
     """
     model = stmt.column_descriptions[0]["entity"]
     ids = stmt.with_only_columns(model.id)
-    total = db.session.scalar(select(func.count()).select_from(ids.order_by(None).subquery()))
+    if total is None:
+        total = db.session.scalar(select(func.count()).select_from(ids.order_by(None).subquery()))
     chosen = list(db.session.scalars(ids.limit(per_page).offset((page - 1) * per_page)))
     rows = select(model).options(*options).where(model.id.in_(chosen))
     by_id = {row.id: row for row in db.session.scalars(rows).unique()} if chosen else {}
@@ -122,8 +126,7 @@ def _ranks(ladder_id: int, placing: dict[int, tuple[int, int]]) -> Any:
 
 def ladder_placing(ladder_id: int) -> dict[int, tuple[int, int]]:
     """The bots of a ladder still placing: (played, owed) by bot id."""
-    bot_ids = list(db.session.scalars(select(Rating.bot_id).where(Rating.ladder_id == ladder_id)))
-    return placing_bots(bot_ids)
+    return placing_on_ladder(ladder_id)
 
 
 # --- ladders --------------------------------------------------------------------------------
@@ -249,6 +252,8 @@ def bot_ranks(
     bot_id: int, ladder_ids: list[int]
 ) -> dict[int, tuple[int | None, tuple[int, int] | None]]:
     """The bot's (rank, placing) on each of ``ladder_ids``, as the ladder tables show them."""
+    if not ladder_ids:  # a list of bots shows no ratings: nothing to ask
+        return {}
     placing = placing_bots([bot_id])
     found: dict[int, tuple[int | None, tuple[int, int] | None]] = {}
     for ladder_id in ladder_ids:
@@ -338,7 +343,7 @@ def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str
     joins names for its few rows, where a ranking over every rating would read them all. Bots
     still placing have no rank: a few more rows than wanted are read and those left out.
     """
-    top: dict[int, list[tuple[Rating, str, str]]] = defaultdict(list)
+    found: dict[int, list[tuple[Rating, str, str]]] = {}
     for ladder_id in db.session.scalars(select(Ladder.id)):
         best = (
             select(Rating.id, RANK_BY.label("rank_by"))
@@ -348,16 +353,18 @@ def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str
             .limit(per_ladder * 4)
             .subquery()
         )  # the ratings alone are sorted; names are joined to the few rows kept
-        rows = db.session.execute(
+        kept = db.session.execute(
             select(Rating, Bot.name, User.username)
             .join(best, best.c.id == Rating.id)
             .join(Bot, Bot.id == Rating.bot_id)
             .join(User, User.id == Bot.owner_id)
             .order_by(best.c.rank_by.desc(), Rating.id)
         ).all()
-        placing = placing_bots([rating.bot_id for rating, _, _ in rows])
-        ranked = [(r, name, author) for r, name, author in rows if r.bot_id not in placing]
-        top[ladder_id] = ranked[:per_ladder]
+        found[ladder_id] = [(rating, name, author) for rating, name, author in kept]
+    placing = placing_bots([r.bot_id for rows in found.values() for r, _, _ in rows])  # once
+    top: dict[int, list[tuple[Rating, str, str]]] = defaultdict(list)
+    for ladder_id, rows in found.items():
+        top[ladder_id] = [row for row in rows if row[0].bot_id not in placing][:per_ladder]
     return top
 
 
@@ -385,16 +392,20 @@ MATCH_LOADS = (
 
 
 def match_query(flt: MatchFilter) -> Select[Any]:
-    """Matches passing ``flt``, newest first (loader options: ``MATCH_LOADS``)."""
+    """Matches passing ``flt``, newest first (loader options: ``MATCH_LOADS``).
+
+    One bot's (or one user's bots') matches are read from their seats, newest first, each
+    match then found by its id: a bot whose last matches are old costs no walk over all the
+    newer matches of the site."""
     stmt = select(Match)
     conds: list[ColumnElement[bool]] = []
+    order: Any = Match.id
+    if flt.bot_id is not None or flt.user_id is not None:
+        seats = _seats_of(flt)
+        stmt = stmt.join(seats, seats.c.match_id == Match.id)
+        order = seats.c.match_id
     if flt.game:
         conds.append(Match.ladder_id.in_(select(Ladder.id).where(Ladder.game == flt.game)))
-    if flt.bot_id is not None:
-        conds.append(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == flt.bot_id)))
-    if flt.user_id is not None:
-        owned = select(Bot.id).where(Bot.owner_id == flt.user_id)
-        conds.append(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id.in_(owned))))
     if flt.status:
         conds.append(Match.status == flt.status)
     if flt.ladder_id is not None:
@@ -403,11 +414,48 @@ def match_query(flt: MatchFilter) -> Select[Any]:
         conds.append(Match.tournament_id == flt.tournament_id)
     if flt.before is not None:
         conds.append(Match.id < flt.before)
-    return stmt.where(*conds).order_by(Match.id.desc())
+    return stmt.where(*conds).order_by(order.desc())
+
+
+def _seats_of(flt: MatchFilter) -> Any:
+    """The ids of the matches with a seat of ``flt``'s bot (and of a bot of its user), once
+    each, from the index on a bot's seats."""
+    ids = select(MatchSeat.match_id).distinct()
+    if flt.bot_id is not None:
+        ids = ids.where(MatchSeat.bot_id == flt.bot_id)
+    if flt.user_id is not None:
+        owned = select(Bot.id).where(Bot.owner_id == flt.user_id)
+        ids = ids.where(MatchSeat.bot_id.in_(owned))
+    if flt.before is not None:
+        ids = ids.where(MatchSeat.match_id < flt.before)
+    return ids.order_by(MatchSeat.match_id.desc()).subquery("seated")
 
 
 def matches(flt: MatchFilter, page: int = 1, per_page: int = 25) -> Page[Match]:
-    return paginate(match_query(flt), page, per_page, *MATCH_LOADS)
+    return paginate(match_query(flt), page, per_page, *MATCH_LOADS, total=_match_total(flt))
+
+
+def _match_total(flt: MatchFilter) -> int | None:
+    """The length of the whole match list (or of the part below ``before``) from the kept
+    number of matches (``MatchTotal``), in one statement, without counting a million ids; None
+    (count them) for other filters, or where no number is kept (SQLite).
+
+    Below ``before``: the kept number less the matches from ``before`` up, when those are the
+    fewer (``before`` in the upper half of the ids); else the ones below are counted."""
+    if flt.bot_id is not None and replace(flt, bot_id=None, before=None) == MatchFilter():
+        return int(db.session.scalar(select(func.count()).select_from(_seats_of(flt))) or 0)
+    if replace(flt, before=None) != MatchFilter():
+        return None
+    kept = select(MatchTotal.matches).where(MatchTotal.id == 1).scalar_subquery()
+    if flt.before is None:
+        found = db.session.scalar(select(kept))
+        return None if found is None else int(found)
+    top = db.session.scalar(select(func.max(Match.id))) or 0
+    if flt.before <= top // 2:
+        return None
+    above = select(func.count()).where(Match.id >= flt.before).scalar_subquery()
+    found = db.session.scalar(select(kept - above))
+    return None if found is None else int(found)
 
 
 def recent_matches(flt: MatchFilter, limit: int) -> list[Match]:

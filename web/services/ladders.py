@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from flask import current_app
-from sqlalchemy import and_, func, select
+from sqlalchemy import Text, cast, exists, func, literal, select
+from sqlalchemy.orm import aliased
 
 from arena import matchmaking
 from web.extensions import db
@@ -34,9 +35,15 @@ from web.models import (
     VersionStatus,
     utcnow,
 )
-from web.services.matches import Ended, cancel_retired, create_match, new_seed, when_ended
+from web.services.matches import (
+    Ended,
+    cancel_retired,
+    new_match,
+    new_seed,
+    send_new,
+    when_ended,
+)
 from web.services.placement import placement_left as placement_left  # the pages ask here
-from web.services.placement import placement_played
 from web.services.queue import request_schedule
 
 log = logging.getLogger(__name__)
@@ -119,24 +126,38 @@ def ladder_match_ended(ended: Ended) -> None:
 
 @dataclass(frozen=True)
 class Entrant:
-    """The version a candidate bot would play: its id and its bot's."""
+    """The version a candidate bot would play: its id, its bot's, and the finished ladder
+    matches it has played (``BotVersion.ladder_matches``: its placement)."""
 
     id: int
     bot_id: int
+    played: int = 0
 
 
 def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, Entrant]]:
     """Bots that may play on ``ladder`` now, with the version each would play (its newest
-    active one). Plain columns, not model objects: a ladder of thousands of bots is read in one
-    query and a few milliseconds of Python."""
-    newest = (
-        select(BotVersion.bot_id, func.max(BotVersion.number).label("number"))
-        .where(BotVersion.status == VersionStatus.ACTIVE)
-        .group_by(BotVersion.bot_id)
-        .subquery()
+    active one), in the order of their ratings' ids."""
+    return candidates_by_ladder([ladder])[ladder.id]
+
+
+def candidates_by_ladder(
+    ladders: Sequence[Ladder],
+) -> dict[int, list[tuple[matchmaking.Candidate, Entrant]]]:
+    """``candidates`` of each of ``ladders``, by ladder id. Plain columns, not model objects,
+    all ladders in one query: thousands of bots per ladder are read in one pass and a few
+    milliseconds of Python per thousand."""
+    # The version's games as their JSON text: 20,000 lists are not parsed, the ladder's game is
+    # looked for as a quoted name (game names are plain words and hyphens).
+    plays = cast(BotVersion.games, Text)
+    newer = aliased(BotVersion)
+    newest = ~exists().where(
+        newer.bot_id == BotVersion.bot_id,
+        newer.status == VersionStatus.ACTIVE,
+        newer.number > BotVersion.number,
     )
     rows = db.session.execute(
         select(
+            Rating.ladder_id,
             Rating.mu,
             Rating.sigma,
             Rating.games,
@@ -145,27 +166,36 @@ def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, Entrant]]:
             User.id,
             User.is_house,
             BotVersion.id,
-            BotVersion.games,
+            plays.label("listed"),
+            BotVersion.ladder_matches,
         )
+        .join(Ladder, Ladder.id == Rating.ladder_id)
         .join(Bot, Rating.bot_id == Bot.id)
         .join(User, Bot.owner_id == User.id)
-        .join(newest, newest.c.bot_id == Bot.id)
-        .join(BotVersion, and_(BotVersion.bot_id == Bot.id, BotVersion.number == newest.c.number))
-        .where(Rating.ladder_id == ladder.id, Bot.status == BotStatus.ACTIVE)
+        .join(BotVersion, BotVersion.bot_id == Bot.id)
+        .where(
+            Rating.ladder_id.in_([x.id for x in ladders]),
+            Bot.status == BotStatus.ACTIVE,
+            BotVersion.status == VersionStatus.ACTIVE,
+            newest,
+            plays.contains(literal('"') + Ladder.game + literal('"')),  # narrows; checked below
+        )
+        .order_by(Rating.id)
     ).all()
-    found = []
-    for mu, sigma, games, last_played, bot_id, owner_id, house, version_id, plays in rows:
-        if ladder.game not in (plays or []):
+    games = {x.id: x.game for x in ladders}
+    found: dict[int, list[tuple[matchmaking.Candidate, Entrant]]] = {x.id: [] for x in ladders}
+    for ladder_id, mu, sigma, n, last, bot_id, owner_id, house, version_id, listed, played in rows:
+        if f'"{games[ladder_id]}"' not in (listed or ""):
             continue
         candidate = matchmaking.Candidate(
             bot=str(bot_id),
             author=f"house-{bot_id}" if house else f"user-{owner_id}",
             mu=mu,
             sigma=sigma,
-            games=games,
-            last_played=last_played.timestamp() if last_played else 0.0,
+            games=n,
+            last_played=last.timestamp() if last else 0.0,
         )
-        found.append((candidate, Entrant(version_id, bot_id)))
+        found[ladder_id].append((candidate, Entrant(version_id, bot_id, played)))
     return found
 
 
@@ -199,6 +229,20 @@ def pending(ladder: Ladder) -> int:
     )
 
 
+def pending_by_ladder(ladder_ids: Sequence[int]) -> dict[int, int]:
+    """``pending`` of each of ``ladder_ids``, in one query."""
+    rows = db.session.execute(
+        select(Match.ladder_id, func.count())
+        .where(
+            Match.ladder_id.in_(list(ladder_ids)),
+            Match.status.in_([MatchStatus.QUEUED, MatchStatus.RUNNING]),
+        )
+        .group_by(Match.ladder_id)
+    ).all()
+    found = {int(ladder_id or 0): int(n) for ladder_id, n in rows}
+    return {ladder_id: found.get(ladder_id, 0) for ladder_id in ladder_ids}
+
+
 Pool = list[tuple[matchmaking.Candidate, Entrant]]
 
 
@@ -208,16 +252,19 @@ def schedule_ladder(
     target: int,
     max_tables: int | None = None,
     pool: Pool | None = None,
+    waiting: int | None = None,
 ) -> list[Match]:
     """Queue tables on ``ladder`` until ``target`` matches are pending (or ``max_tables`` were
-    added), from ``pool`` (default: its ``candidates``). Does not commit."""
+    added), from ``pool`` (default: its ``candidates``); ``waiting``: its ``pending`` matches if
+    the caller counted them already in this transaction. Does not commit."""
 
     made: list[Match] = []
     pool = candidates(ladder) if pool is None else pool
     bots = [c for c, _ in pool]
     versions = {c.bot: v for c, v in pool}
     tables = 0
-    while pending(ladder) < target and (max_tables is None or tables < max_tables):
+    waiting = pending(ladder) if waiting is None else waiting
+    while waiting + len(made) < target and (max_tables is None or tables < max_tables):
         tables += 1
         try:
             seed = matchmaking.pick_seed(bots, rng)
@@ -233,28 +280,23 @@ def _table_matches(
     ladder: Ladder, table: list[str], versions: dict[str, Entrant], *, urgent: bool = False
 ) -> list[Match]:
     """The matches of one table: every rotation of its seats on one deal when the ladder is
-    mirrored (a sealed deal group), else the table as seated."""
+    mirrored (a sealed deal group), else the table as seated. Written in one flush."""
     seatings = matchmaking.mirrored_seatings(table) if ladder.mirrored else [table]
     group = uuid.uuid4().hex if len(seatings) > 1 else None
     seed = new_seed()
-    return [
-        create_match(
+    made = [
+        new_match(
             ladder.game_config(),
-            [_version(versions[bot]) for bot in seating],
+            [versions[bot] for bot in seating],
             seed=seed,
             kind=MatchKind.LADDER,
             ladder_id=ladder.id,
             mirror_group=group,
-            urgent=urgent or None,
         )
         for seating in seatings
     ]
-
-
-def _version(entrant: Entrant) -> BotVersion:
-    found = db.session.get(BotVersion, entrant.id)
-    assert found is not None  # read in this transaction's pass; versions are never deleted
-    return found
+    send_new(made, urgent=urgent or None)
+    return made
 
 
 def schedule_all(rng: random.Random | None = None) -> int:
@@ -265,17 +307,23 @@ def schedule_all(rng: random.Random | None = None) -> int:
     cancel_retired()  # seated before their version retired: counted out, never played
     target = int(current_app.config["QUEUE_TARGET"])
     open_ladders = list(db.session.scalars(select(Ladder).where(Ladder.active.is_(True))))
-    pools = {ladder.id: candidates(ladder) for ladder in open_ladders}  # read once per pass
+    pools = candidates_by_ladder(open_ladders)  # read once per pass
     owed = {ladder.id: placement_owed(pools[ladder.id]) for ladder in open_ladders}
     total = 0
     for ladder in open_ladders:
         total += len(schedule_placement(ladder, rng, pools[ladder.id], owed[ladder.id]))
     quiet = {x.id for x in open_ladders if settled(x, pools[x.id], owed[x.id])}
     open_ladders = [x for x in open_ladders if x.id not in quiet or not resting(x)]
+    waiting = pending_by_ladder([x.id for x in open_ladders])  # then kept as tables are added
     while open_ladders:
         # One table per ladder per round: the queue interleaves the games, so a game with
         # long matches does not hold the others back.
-        added = {x.id: len(schedule_ladder(x, rng, target, 1, pools[x.id])) for x in open_ladders}
+        added = {
+            x.id: len(schedule_ladder(x, rng, target, 1, pools[x.id], waiting[x.id]))
+            for x in open_ladders
+        }
+        for ladder_id, n in added.items():
+            waiting[ladder_id] += n
         total += sum(added.values())
         open_ladders = [x for x in open_ladders if added[x.id] and x.id not in quiet]
     db.session.commit()
@@ -346,13 +394,12 @@ def _in_flight(ladder: Ladder, version_id: int) -> int:
 
 
 def placement_owed(pool: Pool) -> dict[int, int]:
-    """Placement matches each version of ``pool`` still owes, by version id (none: absent)."""
+    """Placement matches each version of ``pool`` still owes, by version id (none: absent), as
+    counted when the pool was read."""
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     if wanted <= 0:
         return {}
-    played = placement_played([v.id for _, v in pool], cap=wanted)
-    left = {v.id: wanted - played.get(v.id, 0) for _, v in pool}
-    return {version: n for version, n in left.items() if n > 0}
+    return {v.id: wanted - v.played for _, v in pool if v.played < wanted}
 
 
 def schedule_placement(

@@ -10,10 +10,10 @@ the claim's attempt number, so a match is rated exactly once however often it wa
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from flask import current_app
 from sqlalchemy import ColumnElement, and_, exists, or_, select, update
@@ -51,9 +51,20 @@ def worker_name() -> str:
     return f"{attempts.worker_host()}:{os.getpid()}"
 
 
+class Seated(Protocol):
+    """What a seat needs of a version: its id and its bot's (a ``BotVersion``, or the plain
+    columns the scheduler read)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def bot_id(self) -> int: ...
+
+
 def create_match(
     game_config: dict[str, Any],
-    versions: list[BotVersion],
+    versions: Sequence[Seated],
     *,
     seed: int | None = None,
     kind: MatchKind = MatchKind.LADDER,
@@ -69,6 +80,34 @@ def create_match(
     ``urgent`` (placement) matches go ahead of ordinary ones, challenges next; validation
     matches go first.
     """
+    match = new_match(
+        game_config,
+        versions,
+        seed=seed,
+        kind=kind,
+        ladder_id=ladder_id,
+        tournament_id=tournament_id,
+        mirror_group=mirror_group,
+        rated=rated,
+        challenge_id=challenge_id,
+    )
+    send_new([match], urgent=urgent)
+    return match
+
+
+def new_match(
+    game_config: dict[str, Any],
+    versions: Sequence[Seated],
+    *,
+    seed: int | None = None,
+    kind: MatchKind = MatchKind.LADDER,
+    ladder_id: int | None = None,
+    tournament_id: int | None = None,
+    mirror_group: str | None = None,
+    rated: bool = True,
+    challenge_id: int | None = None,
+) -> Match:
+    """A queued match added to the session, not yet flushed nor sent (``send_new``)."""
     match = Match(
         kind=kind,
         ladder_id=ladder_id,
@@ -83,14 +122,20 @@ def create_match(
     for seat, version in enumerate(versions):
         match.seats.append(MatchSeat(seat=seat, bot_id=version.bot_id, bot_version_id=version.id))
     db.session.add(match)
-    db.session.flush()
-    if kind == MatchKind.VALIDATION:
-        send_match_after_commit(match.id, queue=VALIDATE)
-    elif kind in (MatchKind.CHALLENGE, MatchKind.HUMAN):  # people wait for no ladder
-        send_match_after_commit(match.id, queue=CHALLENGES)
-    else:
-        send_match_after_commit(match.id, queue=URGENT if urgent else MATCHES)
     return match
+
+
+def send_new(matches: Sequence[Match], *, urgent: bool | None = None) -> None:
+    """Flush ``matches`` (made by ``new_match``; one statement per table for all of them) and
+    send each to its queue after commit."""
+    db.session.flush()
+    for match in matches:
+        if match.kind == MatchKind.VALIDATION:
+            send_match_after_commit(match.id, queue=VALIDATE)
+        elif match.kind in (MatchKind.CHALLENGE, MatchKind.HUMAN):  # people wait for no ladder
+            send_match_after_commit(match.id, queue=CHALLENGES)
+        else:
+            send_match_after_commit(match.id, queue=URGENT if urgent else MATCHES)
 
 
 def match_queue(match: Match) -> str:

@@ -1,71 +1,65 @@
-"""Placement: the first ladder matches of a newly active version, counted from the matches table.
+"""Placement: the first ladder matches of a newly active version.
 
 A version that becomes active owes ``PLACEMENT_MATCHES`` finished ladder matches; while it does,
-its matches go to the ``urgent`` queue and the scheduler seats it first (``ladders``). Nothing
-here writes: it only counts, so both the match service and the scheduler can ask.
+its matches go to the ``urgent`` queue and the scheduler seats it first (``ladders``). Each
+version counts the finished ladder matches it sat in (``BotVersion.ladder_matches``): the match
+service adds one to every version seated in a ladder match in the transaction that finishes it
+(``count_finished``), so placement is read from the versions' rows, never from the matches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from flask import current_app
-from sqlalchemy import func, or_, select, true
+from sqlalchemy import exists, select, update
+from sqlalchemy.orm import aliased
 
 from web.extensions import db
-from web.models import (
-    BotVersion,
-    Match,
-    MatchKind,
-    MatchSeat,
-    MatchStatus,
-    Rating,
-    VersionStatus,
-)
+from web.models import BotVersion, Match, MatchKind, MatchSeat, Rating, VersionStatus
+
+
+def count_finished(match_ids: Iterable[int]) -> None:
+    """The ladder matches ``match_ids`` just finished (in this transaction): every version seated
+    in one of them has played one more. Other kinds (validation, challenge, tournament) count
+    nothing. Call it once per match, after the seats' and bots' changes and before the
+    ratings: the versions' rows (flushed changes first, then each version in id order) are
+    locked after the bots and before the ratings, the order activation and the owner's choice
+    lock them in, so a finish and an activation never wait for each other in a circle. Does
+    not commit."""
+    ids = list(match_ids)
+    if not ids:
+        return
+    db.session.flush()
+    seated = Counter(
+        int(version_id)
+        for version_id in db.session.scalars(
+            select(MatchSeat.bot_version_id)
+            .join(Match, Match.id == MatchSeat.match_id)
+            .where(Match.id.in_(ids), Match.kind == MatchKind.LADDER)
+        )
+    )
+    for version_id in sorted(seated):
+        db.session.execute(
+            update(BotVersion)
+            .where(BotVersion.id == version_id)
+            .values(ladder_matches=BotVersion.ladder_matches + seated[version_id])
+            .execution_options(synchronize_session=False)
+        )
 
 
 def placement_played(version_ids: Sequence[int], cap: int | None = None) -> dict[int, int]:
-    """Finished ladder matches played by each of ``version_ids``; with ``cap``, counted up to
-    ``cap`` only (all placement needs), which on PostgreSQL reads at most ``cap`` seats of each
-    version however many matches it has played."""
+    """Finished ladder matches played by each of ``version_ids`` (read afresh from their rows);
+    with ``cap``, at most ``cap``. Versions that played none are absent."""
     if not version_ids:
         return {}
-    if cap is not None and db.session.get_bind().dialect.name == "postgresql":
-        return _played_capped(version_ids, cap)
     rows = db.session.execute(
-        select(MatchSeat.bot_version_id, func.count())
-        .join(Match, Match.id == MatchSeat.match_id)
-        .where(
-            MatchSeat.bot_version_id.in_(list(version_ids)),
-            Match.kind == MatchKind.LADDER,
-            Match.status == MatchStatus.FINISHED,
+        select(BotVersion.id, BotVersion.ladder_matches).where(
+            BotVersion.id.in_(list(version_ids)), BotVersion.ladder_matches > 0
         )
-        .group_by(MatchSeat.bot_version_id)
     ).all()
-    return {int(version_id): int(n) for version_id, n in rows}
-
-
-def _played_capped(version_ids: Sequence[int], cap: int) -> dict[int, int]:
-    """One short index scan per version (``match_seats.bot_version_id``), stopped at ``cap``."""
-    versions = select(func.unnest(list(version_ids)).label("version_id")).subquery()
-    first = (
-        select(MatchSeat.id)
-        .join(Match, Match.id == MatchSeat.match_id)
-        .where(
-            MatchSeat.bot_version_id == versions.c.version_id,
-            Match.kind == MatchKind.LADDER,
-            Match.status == MatchStatus.FINISHED,
-        )
-        .limit(cap)
-        .lateral()
-    )
-    rows = db.session.execute(
-        select(versions.c.version_id, func.count())
-        .select_from(versions)
-        .join(first, true())
-        .group_by(versions.c.version_id)
-    ).all()
-    return {int(version_id): int(n) for version_id, n in rows}
+    return {int(v): int(n) if cap is None else min(int(n), cap) for v, n in rows}
 
 
 def placement_left(version: BotVersion) -> int:
@@ -77,72 +71,50 @@ def placement_left(version: BotVersion) -> int:
 
 
 def placing_bots(bot_ids: Sequence[int]) -> dict[int, tuple[int, int]]:
-    """Of ``bot_ids``, the bots whose active version still owes placement matches: (played,
-    owed in all) by bot. Such a bot has no rank until its placement is over. Three queries.
-
-    Counting every version's matches would read each settled bot's seats, so a bot is known
-    placed without counting when its active version is the only one of the bot ever activated
-    and its ratings count at least the placement's rated matches (every rated ladder match of
-    such a bot is that version's). The others (new, or with several versions) are counted, and
-    only up to the placement's size.
-    """
+    """Of ``bot_ids``, the bots whose active version (the newest active one) still owes
+    placement matches: (played, owed in all) by bot. Such a bot has no rank until its
+    placement is over. One query."""
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     if not bot_ids or wanted <= 0:
         return {}
-    ids = list(bot_ids)
     active: dict[int, int] = {}
-    activated: dict[int, set[int]] = {}
-    for bot_id, version_id, status, activated_at in db.session.execute(
-        select(BotVersion.bot_id, BotVersion.id, BotVersion.status, BotVersion.activated_at)
-        .where(
-            BotVersion.bot_id.in_(ids),
-            or_(BotVersion.status == VersionStatus.ACTIVE, BotVersion.activated_at.is_not(None)),
-        )
+    for bot_id, played in db.session.execute(
+        select(BotVersion.bot_id, BotVersion.ladder_matches)
+        .where(BotVersion.bot_id.in_(list(bot_ids)), BotVersion.status == VersionStatus.ACTIVE)
         .order_by(BotVersion.number)
     ):
-        if status == VersionStatus.ACTIVE:
-            active[int(bot_id)] = int(version_id)  # the newest active version wins
-        if activated_at is not None:
-            activated.setdefault(int(bot_id), set()).add(int(version_id))
-    if not active:
+        active[int(bot_id)] = int(played)  # the newest active version wins
+    return {bot_id: (n, wanted) for bot_id, n in active.items() if n < wanted}
+
+
+def placing_on_ladder(ladder_id: int) -> dict[int, tuple[int, int]]:
+    """``placing_bots`` of every bot rated on the ladder, in one query that returns only the
+    bots still placing (however many the ladder has)."""
+    wanted = int(current_app.config["PLACEMENT_MATCHES"])
+    if wanted <= 0:
         return {}
-    placed = {
-        int(bot_id)
-        for bot_id, games in db.session.execute(
-            select(Rating.bot_id, func.sum(Rating.games))
-            .where(Rating.bot_id.in_(list(active)))
-            .group_by(Rating.bot_id)
-        )
-        if int(games or 0) >= wanted and activated.get(int(bot_id), set()) <= {active[bot_id]}
-    }
-    counted = {bot_id: v for bot_id, v in active.items() if bot_id not in placed}
-    if not counted:
-        return {}
-    first = (
-        select(MatchSeat.id)
-        .join(Match, Match.id == MatchSeat.match_id)
-        .where(
-            MatchSeat.bot_version_id == BotVersion.id,
-            Match.kind == MatchKind.LADDER,
-            Match.status == MatchStatus.FINISHED,
-        )
-        .limit(wanted)
-        .correlate(BotVersion)
-        .subquery()
+    newer = aliased(BotVersion)
+    newest = ~exists().where(
+        newer.bot_id == BotVersion.bot_id,
+        newer.status == VersionStatus.ACTIVE,
+        newer.number > BotVersion.number,
     )
-    played = select(func.count()).select_from(first).scalar_subquery()
-    found = {
-        int(bot_id): int(n)
-        for bot_id, n in db.session.execute(
-            select(BotVersion.bot_id, played).where(BotVersion.id.in_(list(counted.values())))
+    rows = db.session.execute(
+        select(BotVersion.bot_id, BotVersion.ladder_matches)
+        .join(Rating, Rating.bot_id == BotVersion.bot_id)
+        .where(
+            Rating.ladder_id == ladder_id,
+            BotVersion.status == VersionStatus.ACTIVE,
+            BotVersion.ladder_matches < wanted,
+            newest,
         )
-    }
-    return {bot_id: (n, wanted) for bot_id, n in found.items() if n < wanted}
+    ).all()
+    return {int(bot_id): (int(n), wanted) for bot_id, n in rows}
 
 
 def placement_owed(versions: Sequence[BotVersion]) -> dict[int, int]:
-    """Placement matches left for each of ``versions`` (by id; 0 unless active), counted in
-    one query for a whole list."""
+    """Placement matches left for each of ``versions`` (by id; 0 unless active), read in one
+    query for a whole list."""
     active = [v.id for v in versions if v.status == VersionStatus.ACTIVE]
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     played = placement_played(active, cap=wanted) if wanted > 0 else {}

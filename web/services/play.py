@@ -36,7 +36,17 @@ from web.models import (
     MatchStatus,
     utcnow,
 )
-from web.services import attempts, events, human_ladder, matches, ratings, seatlogs, stats, tables
+from web.services import (
+    attempts,
+    events,
+    human_ladder,
+    matches,
+    placement,
+    ratings,
+    seatlogs,
+    stats,
+    tables,
+)
 from web.services import live as live_feed
 from web.services.human_seat import RedisSeat
 from web.services.queue import MATCHES, redis_client, send_match
@@ -408,6 +418,8 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
         match = db.session.get(Match, match_id)
         assert match is not None
         _record_seats(match, outcome)
+        # Rows are locked in the order activation locks them: bots, versions, then ratings.
+        placement.count_finished([match_id])
         if match.rated and match.kind == MatchKind.LADDER:
             ratings.apply_match(match, [s.bot_id for s in match.seats], outcome.ranking)
         if match.kind == MatchKind.HUMAN:  # its own ladder: no bot ladder hears of a table
@@ -418,7 +430,8 @@ def finish(match_id: int, attempt: int, outcome: engine.Outcome, replay_path: st
         # them, record this play's result, and rate nothing twice.
         db.session.rollback()
         log.warning("match %s was already rated; its ratings are left as they were", match_id)
-        _mark_finished(match_id, attempt, outcome, replay_path)
+        if _mark_finished(match_id, attempt, outcome, replay_path):
+            placement.count_finished([match_id])
         db.session.commit()
         return False
     attempts.patiently(lambda: _after_finish(match_id), f"match {match_id}: follow-ups")

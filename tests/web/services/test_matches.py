@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 
 from tests.web.conftest import base_config, require_bwrap, sample_version, wait_for
 from web.extensions import db
-from web.models import BotStatus, Match, MatchStatus, Rating, RatingChange, utcnow
+from web.models import BotStatus, BotVersion, Match, MatchStatus, Rating, RatingChange, utcnow
 from web.services import ladders, matches, play
 
 pytestmark = pytest.mark.services
@@ -190,6 +190,8 @@ def test_two_workers_finishing_matches_of_one_bot_lose_no_update(
     for before, after in itertools.pairwise(changes):
         assert after.mu_before == pytest.approx(before.mu_after)
     assert rating.mu == pytest.approx(changes[-1].mu_after)
+    # Each version's count of finished ladder matches loses none either.
+    assert db.session.get(BotVersion, greedy.id).ladder_matches == 2 * rounds
 
 
 def test_replaying_a_rated_match_rates_nothing_twice(challenge: tuple[Any, list[Any]]) -> None:

@@ -191,7 +191,7 @@ def _match(ladder: Any, versions: list[Any], seed: int, status: Any) -> Any:
 
 def _finish(match: Any, replay: dict[str, Any]) -> None:
     from web.models import utcnow
-    from web.services import ratings
+    from web.services import placement, ratings
 
     match.replay_path = _store(replay)
     match.result = replay["result"]
@@ -202,6 +202,7 @@ def _finish(match: Any, replay: dict[str, Any]) -> None:
         seat.place = replay["result"]["ranking"][seat.seat]
         seat.status = "ok"
     ratings.apply_match(match, [s.bot_id for s in match.seats], replay["result"]["ranking"])
+    placement.count_finished([match.id])  # as ``play.finish`` does
 
 
 def _run_partly(match: Any, replay: dict[str, Any]) -> set[str]:
