@@ -126,14 +126,15 @@ def host_settings(app: Flask) -> str:
 
 
 @pytest.fixture
-def worker_hosts(tmp_path: Path) -> Iterator[dict[str, WorkerHost]]:
+def worker_hosts(s3_app: Flask, tmp_path: Path) -> Iterator[dict[str, WorkerHost]]:
     """Two worker hosts, created (not started) on the engine; taken down completely after."""
     engine_or_skip()
     with exclusive_engine():
         images = build_images()
         hosts = {}
         for name in ("host-a", "host-b"):
-            env_file = tmp_path / f"{name}.env"  # written by the test, once its settings are
+            env_file = tmp_path / f"{name}.env"  # the test writes it again with its settings
+            env_file.write_text(host_settings(s3_app))
             project = f"kozyri-arena-ci-{name}"
             env = compose_env(
                 {
@@ -196,7 +197,13 @@ def test_two_worker_containers_play_one_ladder_and_survive_a_lost_host(
         matches.reap()  # what beat does every REAP_INTERVAL (a message lost is sent again)
         return holding(worker_hosts, ids)
 
-    killed, lost = wait_for(one_in_the_middle_of_a_match, 240, "a host to be mid-match")
+    try:
+        killed, lost = wait_for(one_in_the_middle_of_a_match, 240, "a host to be mid-match")
+    except BaseException:
+        for host in worker_hosts.values():
+            print(f"--- {host.name}\n{host.logs()[-4000:]}")
+        print([(r.status, r.worker, r.replay_path, r.error) for r in map(match_row, ids)])
+        raise
     docker("kill", lost.container())  # the host is gone, its bots with it
     survivor = worker_hosts[({*worker_hosts} - {lost.name}).pop()]
 
@@ -207,7 +214,8 @@ def test_two_worker_containers_play_one_ladder_and_survive_a_lost_host(
     try:
         wait_for(all_finished, 300, "every match to finish on the other host")
     except BaseException:
-        print(survivor.logs()[-5000:])
+        print(survivor.logs()[-4000:])
+        print([(r.status, r.worker, r.attempts, r.error) for r in map(match_row, ids)])
         raise
     state = json.loads(docker("inspect", "--format", "{{json .State}}", lost.container()))
     assert state["Running"] is False and state["Restarting"] is False, state  # still gone
