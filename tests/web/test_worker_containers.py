@@ -44,6 +44,7 @@ from web.config import default_settings
 from web.extensions import db
 from web.models import MatchStatus, Rating
 from web.services import ladders, matches
+from web.services.queue import MATCH_QUEUES
 from web.storage import get_storage
 
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.docker]
@@ -122,6 +123,9 @@ def host_settings(app: Flask) -> str:
         url = url.set(password=secrets.token_hex(24))
     settings["DATABASE_URL"] = url.render_as_string(hide_password=False)
     settings["SECRET_KEY"] = secrets.token_hex(32)
+    # The match queues only, as in the process test: an activation asks for a scheduler run
+    # (on `default`), which would add placement matches to the ladder.
+    settings["WORKER_QUEUES"] = ",".join(MATCH_QUEUES)
     return "".join(f"ARENA_{key}={value}\n" for key, value in settings.items())
 
 
