@@ -16,7 +16,12 @@ freezer used and their ratio (the cost of freezing per move).
 
     .venv/bin/python bench/sandbox.py [--starts 30] [--moves 3000] [--docker-starts 10]
 
-The last lines are ``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>``,
+``bwrap-before`` is the anchor for the bot's world: the full ``bwrap`` stack with the arguments
+built as before (``--dev``, and one bind per table of ``/proc/sys/fs`` and over ``/dev/ptmx``).
+
+The last lines are ``mount_ops=<mount operations of a start> before=<the anchor's>``,
+``before_ratio=<anchor start / plain start> before_cpu_ratio=<the same for start CPU>``,
+``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>``,
 ``freeze_ratio=<bwrap move with freezing / without>`` and, when Docker was measured,
 ``docker_move_ratio=<Docker move / plain move> docker_start_ratio=<Docker start / plain start>``
 (the goals: a bwrap start at most 1.5x plain, a Docker move at most 2x plain).
