@@ -16,7 +16,12 @@ freezer used and their ratio (the cost of freezing per move).
 
     .venv/bin/python bench/sandbox.py [--starts 30] [--moves 3000] [--docker-starts 10]
 
-The last lines are ``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>``,
+``bwrap-before`` is the anchor for the bot's world: the full ``bwrap`` stack with the arguments
+built as before (``--dev``, and one bind per table of ``/proc/sys/fs`` and over ``/dev/ptmx``).
+
+The last lines are ``mount_ops=<mount operations of a start> before=<the anchor's>``,
+``before_ratio=<anchor start / plain start> before_cpu_ratio=<the same for start CPU>``,
+``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>``,
 ``freeze_ratio=<bwrap move with freezing / without>`` and, when Docker was measured,
 ``docker_move_ratio=<Docker move / plain move> docker_start_ratio=<Docker start / plain start>``
 (the goals: a bwrap start at most 1.5x plain, a Docker move at most 2x plain).
@@ -31,14 +36,18 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import sandbox.bwrap
 from sandbox import backend_class, get_sandbox
 from sandbox.base import BotProcess, Limits, Sandbox
 from sandbox.bwrap import BwrapSandbox
+from sandbox.bwrap_world import base_args
+from sandbox.walls import MASKED_DEV, MASKED_PROC, MASKED_PROC_DIRS
 
 ECHO_BOT = """\
 import sys
@@ -105,11 +114,50 @@ def move_us(box: Sandbox, folder: Path, cpu: int, moves: int) -> tuple[float, fl
     return statistics.median(plain_us), statistics.median(frozen_us), frozen.freezer
 
 
+def anchor_args(
+    bot_dir: Path, limits: Limits, extra: Sequence[str], kit: Path, writable: bool = False
+) -> list[str]:
+    """The anchor: the bot's world as it was built before (``--dev``, a bind of ``/dev/null``
+    over ``/dev/ptmx`` and over each table of ``/proc/sys/fs``), the rest as now."""
+    args = base_args(bot_dir, limits, extra, kit, writable)
+    dev = args.index("--tmpfs", args.index("--proc")) - 2  # the own /dev starts with --perms
+    masks = args.index("--size")  # the /proc masks end before /tmp
+    before = ["--dev", "/dev"]
+    for name in MASKED_PROC:
+        if os.path.exists(f"/proc/{name}") and os.stat(f"/proc/{name}").st_mode & 0o004:
+            before += ["--ro-bind", "/dev/null", f"/proc/{name}"]
+    for name in MASKED_PROC_DIRS:
+        if os.path.isdir(f"/proc/{name}"):
+            before += ["--perms", "0555", "--tmpfs", f"/proc/{name}"]
+            before += ["--remount-ro", f"/proc/{name}"]
+    for path in MASKED_DEV:
+        before += ["--ro-bind", "/dev/null", path]
+    return [*args[:dev], *before, *args[masks:]]
+
+
+class AnchorBwrap(BwrapSandbox):
+    """The full ``bwrap`` stack, its bot's world built the way it was before."""
+
+    def spawn(self, *args: Any, **kwargs: Any) -> BotProcess:
+        sandbox.bwrap.base_args = anchor_args  # type: ignore[assignment]
+        try:
+            return super().spawn(*args, **kwargs)
+        finally:
+            sandbox.bwrap.base_args = base_args
+
+
+def mounts(args: list[str]) -> int:
+    """How many mount operations that read the mount table an argument list asks for."""
+    reading = {"--ro-bind", "--bind", "--dev-bind", "--remount-ro"}
+    return sum(arg in reading for arg in args) + 6 * args.count("--dev")
+
+
 def backends() -> dict[str, Callable[[], Sandbox]]:
     """The backends to measure; those that cannot run here are left out (and said so)."""
     found: dict[str, Callable[[], Sandbox]] = {"plain": lambda: get_sandbox("none")}
     if BwrapSandbox.available() is None:
         found["bwrap"] = BwrapSandbox
+        found["bwrap-before"] = AnchorBwrap
         found["bwrap-no-cgroups"] = lambda: BwrapSandbox(cgroups=False)
     else:
         print(f"# bwrap skipped: {BwrapSandbox.available()}")
@@ -176,6 +224,13 @@ def main() -> int:
     print_freezing(results)
     if "bwrap" in results:
         bwrap_start, bwrap_cpu, (move, frozen, _) = results["bwrap"]
+        world = (Path("/bot"), LIMITS, [], Path("/kit"))
+        print(f"mount_ops={mounts(base_args(*world))} before={mounts(anchor_args(*world))}")
+        before_start, before_cpu, _ = results["bwrap-before"]
+        print(
+            f"before_ratio={before_start / plain_start:.2f} "
+            f"before_cpu_ratio={before_cpu / plain_cpu:.2f}"
+        )
         print(f"ratio={bwrap_start / plain_start:.2f} cpu_ratio={bwrap_cpu / plain_cpu:.2f}")
         print(f"freeze_ratio={frozen / move:.2f}")
     if "docker" in results:

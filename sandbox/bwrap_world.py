@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sandbox.base import KIT_DIR, KIT_MOUNT, BotCommandError, Limits
 from sandbox.toolchains import Toolchains, toolchains
-from sandbox.walls import MASKED_DEV, MASKED_PROC, MASKED_PROC_DIRS
+from sandbox.walls import MASKED_PROC, MASKED_PROC_DIRS
 
 SANDBOX_UID = 1000
 """The uid a bot sees inside its user namespace."""
@@ -118,6 +118,30 @@ def kit_for(uid: int | None) -> Path:
     return copy
 
 
+READ_ONLY_BINDS: list[str] = ["/etc/ld.so.cache", "/etc/localtime"]
+"""Host files and folders every bot sees read-only, at the same path, where they exist (besides
+``/usr`` and the kits): the dynamic linker's cache and the time zone. A runtime that needs more
+of the host (a folder of ``/etc``, a toolchain installed outside ``/usr``) appends its path
+here; each entry is one bind, and each bind costs bubblewrap a read of the mount table at every
+start (docs/benchmarks.md), so a folder is better than the files in it."""
+
+DEVICES = ("/dev/null", "/dev/zero", "/dev/random", "/dev/urandom")
+"""The only device nodes a bot gets. No terminal (``/dev/tty``, ``/dev/pts``, ``/dev/ptmx``:
+terminals come from a host-wide pool, see ``MASKED_DEV``) and no ``/dev/full``."""
+
+DEV_LINKS = {
+    "/dev/fd": "/proc/self/fd",
+    "/dev/stdin": "/proc/self/fd/0",
+    "/dev/stdout": "/proc/self/fd/1",
+    "/dev/stderr": "/proc/self/fd/2",
+}
+
+PROC_FOLDERS = ("sys/fs",)
+"""Folders of ``/proc`` that bubblewrap shows empty as a whole because they hold several tables
+of ``MASKED_PROC`` (one mount instead of one per table); ``MASKED_PROC_DIRS`` inside them need
+no mount of their own either."""
+
+
 def base_args(
     bot_dir: Path,
     limits: Limits,
@@ -145,16 +169,13 @@ def base_args(
         elif os.path.isdir(f"/{name}"):
             args += ["--ro-bind", f"/{name}", f"/{name}"]
     args += ["--dir", "/etc"]
-    for name in ("/etc/ld.so.cache", "/etc/localtime"):
-        if os.path.exists(name):
-            args += ["--ro-bind", name, name]
-    for path in extra_binds:
+    for path in [*(p for p in READ_ONLY_BINDS if os.path.exists(p)), *extra_binds]:
         args += ["--ro-bind", path, path]
     for source, inside in tool_binds:
         args += ["--ro-bind", source, inside]
-    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += ["--proc", "/proc"]
+    args += dev_args()
     args += proc_masks()
-    args += dev_masks()
     args += ["--size", str(limits.tmp_mb << 20), "--tmpfs", "/tmp"]
     args += ["--bind" if writable else "--ro-bind", str(bot_dir), "/bot"]
     args += ["--ro-bind", str(kit_dir), KIT_MOUNT]
@@ -165,30 +186,43 @@ def base_args(
     return args
 
 
+def dev_args() -> list[str]:
+    """A ``/dev`` of its own: ``DEVICES`` (bound from the host, usable) and the links to the
+    bot's own descriptors, in a fresh tmpfs (``--dev`` would also bind ``/dev/full`` and
+    ``/dev/tty`` and mount a terminal pool, three more reads of the mount table per start)."""
+    args = ["--perms", "0755", "--tmpfs", "/dev"]
+    for path in DEVICES:
+        args += ["--dev-bind", path, path]
+    for link, target in DEV_LINKS.items():
+        args += ["--symlink", target, link]
+    args += ["--dir", "/dev/shm"]
+    return args
+
+
+def _covered(name: str) -> bool:
+    return any(name == folder or name.startswith(f"{folder}/") for folder in PROC_FOLDERS)
+
+
 def proc_masks() -> list[str]:
-    """Arguments that cover each table of ``MASKED_PROC`` a bot could read with ``/dev/null``.
+    """Arguments that hide ``MASKED_PROC`` and ``MASKED_PROC_DIRS``: each table a bot could read
+    covered with ``/dev/null``, each folder (and each of ``PROC_FOLDERS``) an empty read-only
+    tmpfs.
 
     Tables readable by root alone are left as they are: the bot's uid is nobody's root.
     """
     args: list[str] = []
     for name in MASKED_PROC:
+        if _covered(name):
+            continue
         try:
             readable = os.stat(f"/proc/{name}").st_mode & 0o004
         except OSError:
             continue
         if readable:
             args += ["--ro-bind", "/dev/null", f"/proc/{name}"]
-    for name in MASKED_PROC_DIRS:
+    for name in [*PROC_FOLDERS, *(d for d in MASKED_PROC_DIRS if not _covered(d))]:
         if os.path.isdir(f"/proc/{name}"):
             args += ["--perms", "0555", "--tmpfs", f"/proc/{name}", "--remount-ro", f"/proc/{name}"]
-    return args
-
-
-def dev_masks() -> list[str]:
-    """Arguments that cover each device of ``MASKED_DEV`` with ``/dev/null``."""
-    args: list[str] = []
-    for path in MASKED_DEV:
-        args += ["--ro-bind", "/dev/null", path]
     return args
 
 

@@ -353,6 +353,28 @@ def test_a_worker_host_shares_nothing_but_the_services_and_keeps_the_workers_wal
     assert binds == {(v["source"], v["target"]) for v in worker["volumes"]}
 
 
+WORKER_HOST_CI_FILE = ROOT / "docker" / "ci" / "compose.worker.ci.yml"
+
+
+def test_the_worker_host_ci_override_changes_only_network_name_and_image() -> None:
+    """CI's worker hosts (tests/web/test_worker_containers.py) are the user's file with the
+    host's network, a host name each and a prebuilt image: every wall stays as it is."""
+    env = {"ARENA_IMAGE": "kozyri-arena:test", "ARENA_CI_WORKER_HOST": "host-a"}
+    ci = config_of(
+        [WORKER_HOST_FILE, WORKER_HOST_CI_FILE],
+        compose_env({**NO_ENGINE, **WORKER_HOST_SETTINGS, **env}),
+    )["services"]
+    user = worker_host_config(env)["services"]
+    assert ci["worker"]["hostname"] == "host-a" and "hostname" not in user["worker"]
+    for name in ("worker", "cgroups"):
+        assert ci[name]["network_mode"] == "host" and ci[name]["pull_policy"] == "never"
+        assert ci[name]["image"] == "kozyri-arena:test"
+        changed = {"network_mode", "pull_policy", "hostname", "networks"}
+        assert {k: v for k, v in ci[name].items() if k not in changed} == {
+            k: v for k, v in user[name].items() if k not in changed
+        }, name
+
+
 def test_the_s3_profile_starts_an_object_store_the_migration_waits_for() -> None:
     assert "minio" not in user_config()["services"]  # the default keeps the storage volume
     env = compose_env({**NO_ENGINE, **SECRETS, "COMPOSE_PROFILES": "s3"})

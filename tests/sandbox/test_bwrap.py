@@ -21,7 +21,10 @@ PROBE = r"""
 import json, os, socket, sys
 out = {"uid": os.getuid(), "env": dict(os.environ), "root": sorted(os.listdir("/")),
        "cwd": os.getcwd(), "pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
-       "hostname": socket.gethostname(), "etc": sorted(os.listdir("/etc"))}
+       "hostname": socket.gethostname(), "etc": sorted(os.listdir("/etc")),
+       "dev": sorted(os.listdir("/dev")), "sys_fs": os.listdir("/proc/sys/fs")}
+out["devices"] = [len(open(f"/dev/{n}", "rb").read(4)) for n in ("zero", "urandom", "random")]
+out["dev_writable"] = os.access("/dev", os.W_OK)
 lines = open("/proc/self/status").read().splitlines()
 status = dict(l.split(":\t", 1) for l in lines if ":\t" in l)
 out["cap_eff"] = status["CapEff"].strip()
@@ -84,6 +87,11 @@ def test_bot_sees_only_its_own_world(probe: dict) -> None:
         "usr",
     }
     assert "passwd" not in probe["etc"]
+    # Four devices that work and the links to the bot's descriptors: no terminal of any kind.
+    links = ["fd", "stderr", "stdin", "stdout"]
+    assert probe["dev"] == sorted(["null", "random", "shm", "urandom", "zero", *links])
+    assert probe["devices"] == [4, 4, 4] and probe["dev_writable"] is False
+    assert probe["sys_fs"] == []  # its host-wide counters, under one empty folder
     assert probe["pids"] == [1]  # no other process is visible, not even bubblewrap
     assert probe["bot_writable"] is False
     assert probe["uid"] == 1000

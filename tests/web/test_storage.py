@@ -202,19 +202,92 @@ def test_concurrent_fetches_of_one_tree_fetch_it_once(tmp_path: Path) -> None:
     assert all(tree == seen[0] for tree in seen) and "bot.toml" in seen[0]
 
 
-def test_a_tree_cannot_write_outside_its_folder(tmp_path: Path) -> None:
+def tar_of(*members: tuple[tarfile.TarInfo, bytes]) -> tuple[bytes, str]:
+    """A gzipped tar of ``members`` (each with its contents) and its digest."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        link = tarfile.TarInfo("escape")
-        link.type, link.linkname = tarfile.SYMTYPE, str(tmp_path)
-        tar.addfile(link)
-        payload = b"written through a link"
-        member = tarfile.TarInfo("escape/outside.txt")
-        member.size = len(payload)
-        tar.addfile(member, io.BytesIO(payload))
+        for member, payload in members:
+            member.size = len(payload) if member.isfile() else 0
+            tar.addfile(member, io.BytesIO(payload) if member.isfile() else None)
     data = buf.getvalue()
-    digest = hashlib.sha256(data).hexdigest()
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def entry(name: str, kind: bytes = tarfile.REGTYPE, link: str = "") -> tarfile.TarInfo:
+    member = tarfile.TarInfo(name)
+    member.type, member.linkname, member.mode = kind, link, 0o6777
+    return member
+
+
+@pytest.fixture(params=["filters", "no-filters"])
+def python_filters(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Unpack with Python's extraction filters, and as on a Python without them (3.11.2, the
+    platform image's Debian one), where the cache checks the members itself."""
+    if request.param == "no-filters":
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    elif not hasattr(tarfile, "data_filter"):
+        pytest.skip("this Python has no extraction filters")
+    return str(request.param)
+
+
+def test_a_tree_unpacks_whole_with_or_without_pythons_filters(
+    tmp_path: Path, python_filters: str
+) -> None:
+    data, digest = tar_of(
+        (entry("bot", tarfile.DIRTYPE), b""),
+        (entry("bot/bot.toml"), b"name = 'x'\n"),
+        (entry("bot/python", tarfile.SYMTYPE, "/usr/bin/python3"), b""),
+        (entry("bot/same.toml", tarfile.LNKTYPE, "bot/bot.toml"), b""),
+    )
     cache = TreeCache(tmp_path / "cache", max_bytes=2**30)
-    with pytest.raises(tarfile.OutsideDestinationError), cache.use(digest, lambda: data):
+    with cache.use(digest, lambda: data) as tree:
+        assert (tree / "bot" / "bot.toml").read_text() == "name = 'x'\n"
+        assert os.readlink(tree / "bot" / "python") == "/usr/bin/python3"
+        assert (tree / "bot" / "same.toml").read_text() == "name = 'x'\n"
+        mode = (tree / "bot" / "bot.toml").stat().st_mode
+        assert not mode & 0o7022, oct(mode)  # no set-id bits, no write for others
+
+
+def test_a_tree_cannot_write_outside_its_folder(tmp_path: Path, python_filters: str) -> None:
+    payload = b"written through a link"
+    data, digest = tar_of(
+        (entry("escape", tarfile.SYMTYPE, str(tmp_path)), b""),
+        (entry("escape/outside.txt"), payload),
+    )
+    cache = TreeCache(tmp_path / "cache", max_bytes=2**30)
+    with pytest.raises(tarfile.TarError), cache.use(digest, lambda: data):
         pass
     assert not (tmp_path / "outside.txt").exists() and not cache.path(digest).exists()
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        entry("../outside.txt"),
+        entry("fifo", tarfile.FIFOTYPE),
+        entry("null", tarfile.CHRTYPE),
+        entry("hard", tarfile.LNKTYPE, "../../etc/passwd"),
+    ],
+    ids=["dot-dot", "fifo", "device", "hard-link-out"],
+)
+def test_a_bad_member_is_refused_whole(
+    tmp_path: Path, python_filters: str, member: tarfile.TarInfo
+) -> None:
+    data, digest = tar_of((entry("bot.toml"), b"x"), (member, b"x"))
+    cache = TreeCache(tmp_path / "cache", max_bytes=2**30)
+    with pytest.raises(tarfile.TarError), cache.use(digest, lambda: data):
+        pass
+    assert not cache.path(digest).exists()
+
+
+def test_an_absolute_name_stays_inside_the_folder(tmp_path: Path, python_filters: str) -> None:
+    """Python's filter unpacks ``/x`` as ``x``; without it the cache refuses the tree."""
+    outside = tmp_path / "outside.txt"
+    data, digest = tar_of((entry(str(outside)), b"x"))
+    cache = TreeCache(tmp_path / "cache", max_bytes=2**30)
+    try:
+        with cache.use(digest, lambda: data) as tree:
+            assert (tree / str(outside).lstrip("/")).read_bytes() == b"x"
+    except tarfile.TarError:
+        assert python_filters == "no-filters"
+    assert not outside.exists()

@@ -29,7 +29,7 @@ import shutil
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
@@ -59,6 +59,52 @@ def _member_filter(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None
         unowned: dict[str, Any] = dict.fromkeys(("uid", "gid", "uname", "gname", "mode"))
         return checked.replace(**unowned, deep=False)
     return tarfile.data_filter(member, dest)
+
+
+def _extract(tar: tarfile.TarFile, dest: Path) -> None:
+    """Unpack ``tar`` into ``dest`` through ``_member_filter``; where Python has no extraction
+    filters (before 3.11.4, e.g. Debian 12's 3.11.2, the platform image's), through
+    ``_checked_members`` instead."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter=_member_filter)
+    else:
+        tar.extractall(dest, members=_checked_members(tar))
+
+
+class UnsafeMember(tarfile.TarError):
+    """A member that would land outside the folder, behind a link, or is a special file."""
+
+
+def _checked_members(tar: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """The members of ``tar`` held to what ``_member_filter`` allows, checked before any is
+    unpacked: no absolute name and no ``..``, nothing under a symbolic link of the archive
+    (a link is never followed), hard links to members only, no special files; no owners, no
+    set-id bits and no write bits for others."""
+    links: set[tuple[str, ...]] = set()
+    members = tar.getmembers()
+    for member in members:
+        parts = _safe_parts(member.name)
+        if member.islnk():
+            _safe_parts(member.linkname, links)
+        if any(parts[:i] in links for i in range(1, len(parts) + 1)):
+            raise UnsafeMember(f"{member.name!r} lies behind a link of the archive")
+        if member.issym():
+            links.add(parts)
+        elif not (member.isfile() or member.isdir() or member.islnk()):
+            raise UnsafeMember(f"{member.name!r} is a special file")
+        member.uid, member.gid, member.uname, member.gname = os.geteuid(), os.getegid(), "", ""
+        member.mode = (member.mode & 0o755) | (0o700 if member.isdir() else 0o600)
+    return members
+
+
+def _safe_parts(name: str, links: Collection[tuple[str, ...]] = ()) -> tuple[str, ...]:
+    """The parts of a member's path, refused if it leaves the folder or passes a link."""
+    parts = tuple(part for part in name.split("/") if part not in ("", "."))
+    if name.startswith("/") or ".." in parts or not parts:
+        raise UnsafeMember(f"{name!r} would land outside the folder")
+    if any(parts[:i] in links for i in range(1, len(parts))):
+        raise UnsafeMember(f"{name!r} lies behind a link of the archive")
+    return parts
 
 
 class TreeCache:
@@ -105,7 +151,7 @@ class TreeCache:
         try:
             tree = work / "tree"
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-                tar.extractall(tree, filter=_member_filter)
+                _extract(tar, tree)
             size = _readable(tree)
             (self.trees / f"{digest}.size").write_text(str(size))
             os.replace(tree, self.path(digest))
