@@ -34,7 +34,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 
 from web.engine import InfrastructureError
 from web.extensions import db
-from web.models import Match, MatchStatus, utcnow
+from web.models import Match, MatchKind, MatchStatus, utcnow
 from web.storage import describe
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,16 @@ def backoff(failures: int) -> float:
 def left() -> ColumnElement[bool]:
     """SQL: the match may still be claimed (neither bound reached)."""
     limit = int(current_app.config["MAX_LOST_WORKERS"])
-    return and_(Match.faults < Match.max_attempts, Match.lost_workers < limit)
+    bound = case((Match.kind == MatchKind.HUMAN, 1), else_=limit)
+    return and_(Match.faults < Match.max_attempts, Match.lost_workers < bound)
+
+
+def lost_limit(match: Match) -> int:
+    """How many lost workers ``match`` outlives: none for a person's table, whose cards the
+    person has seen (it is never dealt again), else ``MAX_LOST_WORKERS``."""
+    if match.kind == MatchKind.HUMAN:
+        return 1
+    return int(current_app.config["MAX_LOST_WORKERS"])
 
 
 def lost_on_takeover() -> ColumnElement[int]:
@@ -120,9 +129,7 @@ def lost_on_takeover() -> ColumnElement[int]:
 
 
 def has_attempts_left(match: Match) -> bool:
-    return match.faults < match.max_attempts and match.lost_workers < int(
-        current_app.config["MAX_LOST_WORKERS"]
-    )
+    return match.faults < match.max_attempts and match.lost_workers < lost_limit(match)
 
 
 def charge(
@@ -221,7 +228,14 @@ def worker_lost(match: Match, now: datetime) -> bool:
     """A running match's lease ran out: queued again (True), or failed at the bound (False)."""
     match.lost_workers += 1
     match.lease_until = None
-    limit = int(current_app.config["MAX_LOST_WORKERS"])
+    limit = lost_limit(match)
+    if match.kind == MatchKind.HUMAN:
+        match.error = (
+            f"the worker playing this table ({match.worker}) stopped answering; a table is "
+            "never dealt again, since its cards were seen: start a new one"
+        )
+        _fail(match, now)
+        return False
     if match.lost_workers >= limit:
         match.error = (
             f"the worker playing it stopped answering {match.lost_workers} times "

@@ -163,7 +163,8 @@ def claim(match_id: int, worker: str, lease_seconds: float) -> int | None:
     (``web.services.attempts``). Commits.
     """
     now = utcnow()
-    running = Match.status == MatchStatus.RUNNING
+    # A person's table is never taken over: its cards were seen (``attempts.lost_limit``).
+    running = and_(Match.status == MatchStatus.RUNNING, Match.kind != MatchKind.HUMAN)
     claimable = or_(Match.status == MatchStatus.QUEUED, and_(running, Match.lease_until < now))
     holder = db.session.scalar(select(Match.worker).where(Match.id == match_id, running))
     if attempts.holder_gone(holder):

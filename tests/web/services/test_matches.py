@@ -16,7 +16,16 @@ from sqlalchemy import func, select
 
 from tests.web.conftest import base_config, require_bwrap, sample_version, wait_for
 from web.extensions import db
-from web.models import BotStatus, BotVersion, Match, MatchStatus, Rating, RatingChange, utcnow
+from web.models import (
+    BotStatus,
+    BotVersion,
+    Match,
+    MatchKind,
+    MatchStatus,
+    Rating,
+    RatingChange,
+    utcnow,
+)
 from web.services import ladders, matches, play
 
 pytestmark = pytest.mark.services
@@ -253,3 +262,23 @@ def test_a_claim_whose_holder_runs_or_is_on_another_host_keeps_its_lease(
     assert matches.claim(elsewhere, f"another-host.invalid:{live.pid}", 600) == 1
     assert matches.claim(elsewhere, "next", 600) is None
     assert matches.claim(elsewhere, matches.worker_name(), 600) is None  # not known gone here
+
+
+def test_a_persons_table_whose_worker_is_lost_fails_and_is_never_dealt_again(
+    challenge: tuple[Any, list[Any]],
+) -> None:
+    """A person has seen the cards of their table: a lost worker fails it with the reason,
+    no other worker takes it over, and the reaper does not queue it again."""
+    match_id = queue_match(*challenge)
+    db.session.get(Match, match_id).kind = MatchKind.HUMAN
+    db.session.commit()
+    assert matches.claim(match_id, "dies", 0.01) == 1
+    later = utcnow() + timedelta(seconds=1)
+    assert matches.claim(match_id, "thief", 60) is None, "a lapsed table is not taken over"
+    report = matches.take_back_lapsed(later)
+    assert report.failed == [match_id] and report.requeued == []
+    db.session.expire_all()
+    match = db.session.get(Match, match_id)
+    assert match.status == MatchStatus.FAILED and match.attempts == 1
+    assert "a table is never dealt again" in match.error
+    assert matches.claim(match_id, "late", 60) is None
