@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from flask import current_app
 from sqlalchemy import Text, cast, exists, func, literal, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 
 from arena import matchmaking
@@ -56,31 +57,42 @@ def ladder_slug(game: str, players: int, variant: str | None) -> str:
 def get_or_create_ladder(
     game: str, players: int | None = None, variant: str | None = None, mirrored: bool = True
 ) -> Ladder:
-    """The ladder for (game, variant, players); created with the game's defaults when missing."""
+    """The ladder for (game, variant, players); created with the game's defaults when missing.
+
+    Two processes may create it at once (two versions of a new game activating together): the
+    insert runs in a savepoint, and the one that loses the race reads the winner's row.
+    """
     from arena.games import make_game
 
     config = make_game(game, players=players, variant=variant).config()
-    ladder = db.session.scalar(
+    ladder = _find_ladder(game, config["players"], config["variant"])
+    if ladder is not None:
+        return ladder
+    try:
+        with db.session.begin_nested():
+            ladder = Ladder(
+                slug=ladder_slug(game, config["players"], config["variant"]),
+                game=game,
+                players=config["players"],
+                variant=config["variant"],
+                params={},
+                mirrored=mirrored,
+            )
+            db.session.add(ladder)
+    except IntegrityError:  # created by a concurrent transaction since our read
+        ladder = _find_ladder(game, config["players"], config["variant"])
+        assert ladder is not None
+    return ladder
+
+
+def _find_ladder(game: str, players: int, variant: str | None) -> Ladder | None:
+    return db.session.scalar(
         select(Ladder).where(
             Ladder.game == game,
-            Ladder.players == config["players"],
-            Ladder.variant.is_(config["variant"])
-            if config["variant"] is None
-            else Ladder.variant == config["variant"],
+            Ladder.players == players,
+            Ladder.variant.is_(None) if variant is None else Ladder.variant == variant,
         )
     )
-    if ladder is None:
-        ladder = Ladder(
-            slug=ladder_slug(game, config["players"], config["variant"]),
-            game=game,
-            players=config["players"],
-            variant=config["variant"],
-            params={},
-            mirrored=mirrored,
-        )
-        db.session.add(ladder)
-        db.session.flush()
-    return ladder
 
 
 def default_ladder(game: str) -> Ladder:

@@ -213,3 +213,52 @@ def test_an_activation_racing_a_finish_loses_no_rating_update(
     expected = skill.new_version(skill.Rating(change.mu_after, change.sigma_after))
     assert (row.mu, row.sigma) == (pytest.approx(expected.mu), pytest.approx(expected.sigma))
     assert row.games == 1
+
+
+def test_two_processes_creating_one_ladder_both_get_it(pg_app: Flask, pg_url: str) -> None:
+    """Two versions of a game with no ladder yet, activating at once, both reach the ladder:
+    the one whose insert loses the race reads the winner's row (it used to fail its task and
+    leave its version stuck)."""
+    from sqlalchemy.orm import Session
+
+    from arena.games import make_game
+    from web.models import Ladder
+
+    game = "kozyr-boys"
+    assert db.session.scalar(select(Ladder).where(Ladder.game == game)) is None
+    config = make_game(game).config()
+    other = create_engine(pg_url)
+    watcher = create_engine(pg_url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+    got: dict[str, Any] = {}
+
+    def create() -> None:
+        with pg_app.app_context():
+            try:
+                got["id"] = ladders.default_ladder(game).id
+                db.session.commit()
+            except Exception as exc:  # reported below
+                got["error"] = exc
+            finally:
+                db.session.remove()
+
+    with Session(other) as first:
+        winner = Ladder(
+            slug=ladders.ladder_slug(game, config["players"], config["variant"]),
+            game=game,
+            players=config["players"],
+            variant=config["variant"],
+            params={},
+            mirrored=True,
+        )
+        first.add(winner)
+        first.flush()  # the row is written, not committed: the second insert must wait on it
+        racer = threading.Thread(target=create)
+        racer.start()
+        wait_for(lambda: _waiting_on_locks(watcher, []) >= 1, 120, "the second insert to wait")
+        first.commit()
+        winner_id = winner.id
+    racer.join(120)
+    other.dispose()
+    watcher.dispose()
+    assert "error" not in got, got.get("error")
+    assert got["id"] == winner_id
