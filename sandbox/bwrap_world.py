@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from sandbox.base import KIT_DIR, KIT_MOUNT, BotCommandError, Limits
-from sandbox.toolchains import Toolchains, toolchains
+from sandbox.toolchains import Toolchains, toolchain_command, toolchains
 from sandbox.walls import MASKED_PROC, MASKED_PROC_DIRS
 
 SANDBOX_UID = 1000
@@ -67,6 +67,9 @@ def resolve_interpreter(command: Sequence[str]) -> tuple[list[str], list[str]]:
     real = os.path.realpath(found)
     if real.startswith("/usr/"):
         return [real, *rest], []
+    inside = toolchain_command(head)
+    if inside is not None:  # rustup's compiler, shown read-only at its mount
+        return [inside, *rest], []
     if head not in PREFIX_BOUND:
         raise BotCommandError(f"command not found: {head!r} (only {_OFFERED} may lie outside /usr)")
     return [real, *rest], [str(Path(real).parent.parent)]

@@ -183,6 +183,15 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
+def toolchain_command(name: str) -> str | None:
+    """Where a bot finds the program ``name`` of a toolchain shown at a neutral mount (rustup's
+    ``rustc`` at ``RUST_MOUNT``), for a command that names it directly; None for others."""
+    sysroot = _found()[3]
+    if sysroot is None or not os.path.isfile(os.path.join(sysroot, "bin", name)):
+        return None
+    return f"{RUST_MOUNT}/bin/{name}"
+
+
 def toolchains(readable: Callable[[Path], bool]) -> Toolchains:
     """The binds and ``PATH`` folders of every toolchain found on this host.
 

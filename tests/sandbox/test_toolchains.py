@@ -97,3 +97,20 @@ def test_compilers_build_in_the_sandbox_without_the_host_etc_or_home(
         assert "javac " in log, log
     if "rustc" in present:
         assert "rustc 1." in log, log
+
+
+def test_a_command_naming_rustc_directly_finds_the_mounted_compiler(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """``build = ["rustc", ...]`` works as well as through ``sh -c``: the command is pointed
+    at the compiler shown at ``RUST_MOUNT`` when the host's is rustup's, outside ``/usr``."""
+    found = shutil.which("rustc")
+    if found is None or os.path.realpath(found).startswith("/usr/") or rust_sysroot() is None:
+        pytest.skip("this machine's rustc is not rustup's (nothing to show at a mount)")
+    source = open_dir / "direct"
+    source.mkdir()
+    (source / "bot.toml").write_text("")
+    result = build_copy(
+        bwrap_sandbox, source, open_dir / "direct-built", ["rustc", "--version"], timeout_s=120
+    )
+    assert result.ok and "rustc 1." in result.log, result.log
