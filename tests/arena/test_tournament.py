@@ -224,7 +224,13 @@ def test_cli_leaves_out_bots_written_for_other_games(tmp_path: Path) -> None:
     every_sample = sorted(str(p) for p in (SAMPLES / "python").iterdir() if p.is_dir())
     data = _run_cli(["challenge", *every_sample, "--matches", "3", "--param", "deals=2"], tmp_path)
     seated = set(_order(data))
-    assert seated == {"challenge-random", "challenge-greedy", "challenge-heuristic"}
+    # The any-game sample plays every game, challenge included; the others are left out.
+    assert seated == {
+        "challenge-random",
+        "challenge-greedy",
+        "challenge-heuristic",
+        "any-game-random-python",
+    }
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no C compiler (gcc) here")
