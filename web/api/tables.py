@@ -106,6 +106,22 @@ def action(body: dict[str, Any], match_id: int) -> tuple[dict[str, Any], int]:
     return envelope(table_json(match, seat)), 202
 
 
+@blp.route("/tables/<id:match_id>/leave", methods=["POST"])
+@blp.response(202, s.envelope(ts.Table))
+@blp.alt_response(409, schema=s.ErrorEnvelope, description="the table is not running")
+@blp.doc(security=[{"token": []}])
+def leave(match_id: int) -> tuple[dict[str, Any], int]:
+    """Leave your running table (needs a token): your seat answers nothing more, as a bot that
+    stops answering; it strikes out and forfeits at once and the bots play the match out."""
+    match, seat = own_table(auth.writer(), match_id)
+    if match.status not in ("queued", "running"):
+        abort(409, description=f"table {match_id} is {match.status}: there is nothing to leave")
+    db.session.rollback()  # hold no transaction while Redis is asked
+    if not service.leave(match.id):
+        abort(503, description="this server cannot reach its tables now; try again")
+    return envelope(table_json(match, seat)), 202
+
+
 def play(match_id: int, request_id: int, index: int) -> None:
     """Hand an answer on; 409 for a turn not asked now, 422 for an index out of range."""
     db.session.rollback()  # hold no transaction while Redis is asked

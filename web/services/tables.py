@@ -72,6 +72,11 @@ def answer_key(prefix: str, match_id: int) -> str:
     return f"{prefix}table:{match_id}:answer"
 
 
+def left_key(prefix: str, match_id: int) -> str:
+    """Set when the person left the table: the worker asks the seat nothing more."""
+    return f"{prefix}table:{match_id}:left"
+
+
 def _prefix() -> str:
     return str(current_app.config.get("BROKER_PREFIX") or "")
 
@@ -264,6 +269,22 @@ def answer(match_id: int, request_id: int, index: int) -> bool:
         key = answer_key(_prefix(), match_id)
         pipe = client.pipeline()
         pipe.rpush(key, orjson.dumps({"request_id": request_id, "index": index}))
+        pipe.expire(key, TURN_TTL)
+        pipe.execute()
+    return True
+
+
+def leave(match_id: int) -> bool:
+    """The person leaves their running table: from now on their seat answers nothing, as a bot
+    that stops answering (a strike a turn, without waiting, until it forfeits; the bots play
+    the match out). False when the site has no Redis to tell the worker through."""
+    with app_redis() as client:
+        if client is None:
+            return False
+        pipe = client.pipeline()
+        pipe.set(left_key(_prefix(), match_id), b"1", ex=TURN_TTL)
+        key = answer_key(_prefix(), match_id)
+        pipe.rpush(key, orjson.dumps({"leave": True}))  # wakes a turn being waited for
         pipe.expire(key, TURN_TTL)
         pipe.execute()
     return True

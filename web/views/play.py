@@ -11,6 +11,7 @@ from flask import (
     Blueprint,
     abort,
     current_app,
+    flash,
     jsonify,
     redirect,
     render_template,
@@ -170,3 +171,18 @@ def action(match_id: int) -> ResponseReturnValue:
         abort(400, description="request_id and index are numbers from 0")
     play(found.id, request_id, index)
     return jsonify({"data": table_json(found, seat)}), 202
+
+
+@bp.route("/<id:match_id>/leave", methods=["POST"])
+@login_required
+def leave(match_id: int) -> ResponseReturnValue:
+    """Leave the table (a form with its CSRF token): the seat answers nothing more and forfeits
+    (``web.services.tables.leave``); the bots play the match out."""
+    found, _seat = own_table(auth.session_user(), match_id)
+    if found.status not in ("queued", "running"):
+        flash(f"Table {match_id} is {found.status}: there is nothing to leave.", "error")
+    elif service.leave(found.id):
+        flash("You left the table: your seat forfeits and the bots play the match out.", "ok")
+    else:
+        flash("The site cannot reach its tables now; try again.", "error")
+    return redirect(url_for("play.table", match_id=match_id))

@@ -211,6 +211,34 @@ def test_a_person_who_never_answers_holds_the_worker_no_longer_than_the_table_bo
     assert answer.status_code == 409
 
 
+def test_a_person_who_leaves_forfeits_at_once_and_the_bots_play_on(
+    pg_app: Flask, start_worker: Any
+) -> None:
+    """Leaving is a bot that stops answering, without the wait: with the clock of a whole
+    hour and no table bound to speak of, the table still ends as soon as the bots are done."""
+    bots = house_bots("kozyr-boys")
+    start_worker(pg_app, ARENA_HUMAN_MOVE_TIMEOUT="3600", ARENA_HUMAN_MATCH_MAX="3600")
+    client = pg_app.test_client()
+    _bo, token = person("bo")
+    made = api(client, token, "POST", "/tables", table_body("kozyr-boys", 0, bots * 2))
+    match_id = made.get_json()["data"]["match"]
+    _other, stranger = person("cy")
+    assert api(client, stranger, "POST", f"/tables/{match_id}/leave").status_code == 404
+    assert api(client, token, "POST", f"/tables/{match_id}/leave").status_code == 202
+
+    def over() -> bool:
+        db.session.expire_all()
+        return db.session.get(Match, match_id).status == MatchStatus.FINISHED  # type: ignore[union-attr]
+
+    wait_for(over, 120, "the table of a person who left to end")
+    match = db.session.get(Match, match_id)
+    assert match is not None and match.outcome is not None
+    assert match.outcome["forfeited"][0] is True and match.outcome["strikes"][0] == 3
+    assert replays.verify(full_replay(match_id)) == []  # type: ignore[arg-type]
+    again = api(client, token, "POST", f"/tables/{match_id}/leave")
+    assert again.status_code == 409 and "nothing to leave" in again.get_json()["error"]["message"]
+
+
 def test_tables_open_at_once_are_bounded_per_person_and_per_server(pg_app: Flask) -> None:
     bots = house_bots("svara")
     pg_app.config["HUMAN_TABLES"] = 2

@@ -128,3 +128,25 @@ def test_tables_rate_a_human_ladder_of_their_own(
     assert "@person0" in ladder and "mallory-bot" in ladder
     assert ladder.index("@person0") < ladder.index("mallory-bot") < ladder.index("@person1")
     assert client.get("/play/ladders/no-such-game").status_code == 404
+
+
+def test_the_page_leaves_a_table_with_its_form_only(
+    app: Flask, client: FlaskClient, world: World
+) -> None:
+    import redis
+
+    tables.allow_people(world.bots[1], True)
+    login(client, "alice")
+    match_id, page = open_table(client, world, world.bots[1].id)
+    assert "Leave the table" in page
+    url = f"/play/{match_id}/leave"
+    assert client.post(url).status_code == 400, "no CSRF token, no leaving"
+    other = app.test_client()
+    login(other, "mallory")
+    assert other.post(url, data={"csrf_token": csrf_from(page)}).status_code in (400, 404)
+    broker = redis.Redis.from_url(app.config["REDIS_URL"])
+    key = tables.left_key(app.config["BROKER_PREFIX"], match_id)
+    assert not broker.exists(key)
+    left = client.post(url, data={"csrf_token": csrf_from(page)}, follow_redirects=True)
+    assert left.status_code == 200 and "You left the table" in left.get_data(as_text=True)
+    assert broker.exists(key), "the worker is told: the seat answers nothing more"
