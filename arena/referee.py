@@ -367,6 +367,7 @@ class Referee:
             self._before_move(seat)
             return self._builtin_turn(seat, seat.entrant, deal)
         if isinstance(seat.entrant, RemoteSeat) and not seat.forfeited:
+            self._before_move(seat)  # the person sees every move before theirs
             return self._remote_turn(seat, seat.entrant, deal)
         if not seat.live:
             self._before_move(seat)

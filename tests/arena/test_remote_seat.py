@@ -63,3 +63,32 @@ def test_an_answer_out_of_range_is_an_illegal_action() -> None:
     outcome = run_match(game, seats, 5, sandbox=get_sandbox("none"), pin_cpu=False)
     assert outcome.seats[0].status == "illegal_action"
     assert verify(outcome.replay) == []
+
+
+@pytest.mark.parametrize("game_name", names())
+def test_every_move_before_a_persons_turn_is_reported_before_they_are_asked(
+    game_name: str,
+) -> None:
+    """The live feed hears of each step before the person is asked: the table on their screen
+    shows the bots' last moves when they choose (the steps reported equal the turn's step)."""
+    game = make_game(game_name)
+    reported: list[int] = []
+    behind: list[tuple[int, int]] = []
+    rng = random.Random(5)
+
+    def ask(turn: Turn) -> int:
+        if len(reported) != turn.step:
+            behind.append((turn.step, len(reported)))
+        return rng.randrange(len(turn.legal_actions))
+
+    seats = [BuiltinBot("greedy")] * game.players
+    seats[1] = RemoteSeat("ada", ask)  # type: ignore[call-overload]
+    run_match(
+        game,
+        seats,
+        11,
+        sandbox=get_sandbox("none"),
+        pin_cpu=False,
+        on_step=lambda _state, _step: reported.append(1),
+    )
+    assert behind == [], f"(turn step, steps reported) when asked: {behind[:5]}"
