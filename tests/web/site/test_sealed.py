@@ -131,6 +131,7 @@ def every_url(app: Flask, world: World, group: Group) -> list[str]:
         "username": ["alice", "mallory"],
         "tournament_id": [group.tournament.id] if group.tournament else [],
         "name": [GAME],
+        "game": [GAME],
         "challenge_id": [_challenge_of(world, group)],
         "seat": [0, 1],
     }
