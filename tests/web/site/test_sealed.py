@@ -486,6 +486,7 @@ SEED_READERS = {
 REPLAY_READERS = {
     "web/api/replays.py",  # serves replays through the check
     "web/api/present.py",  # the replay's address only
+    "web/api/tables.py",  # whether a person's own table has a replay to watch yet (never read)
     "web/services/collusion.py",  # finished matches only, after the check (the admins' report)
     "web/services/play.py",  # the worker writes it
     "web/views/matches.py",  # whether the page hosts the viewer (after the check)
