@@ -22,12 +22,12 @@ from sandbox.base import Sandbox
 from sandbox.languages import LANGUAGES, Language
 from sandbox.runtimes import list_languages
 from sandbox.toolchains import cargo_rustc
+from tests.kits.support import completed
 
 REPO = Path(__file__).resolve().parents[2]
 KIT = REPO / "sample_bots" / "kit"
 REQUIRE_ENV = "ARENA_REQUIRE_LANGUAGES"
 BUILD_TIMEOUT_S = 300.0
-RUN_TIMEOUT_S = 300
 
 
 def required() -> bool:
@@ -95,16 +95,4 @@ def run_ok(
     argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run ``argv`` in ``cwd``; fail the test, showing its output, unless it exits with 0."""
-    done = subprocess.run(
-        list(argv),
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-    )
-    assert done.returncode == 0, (
-        f"{argv} exited with {done.returncode}:\n{done.stdout}{done.stderr}"
-    )
-    return done
+    return completed(argv, cwd, env)

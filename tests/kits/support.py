@@ -7,7 +7,7 @@ import os
 import random
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import orjson
@@ -39,8 +39,10 @@ def toolchain(*programs: str) -> dict[str, str]:
     return {name: str(path) for name, path in found.items()}
 
 
-def run(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    """Run ``argv``; its output (stdout, then stderr), failing the test if it did not exit 0."""
+def completed(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` in ``cwd``; fail the test, showing its output, unless it exits with 0."""
     done = subprocess.run(
         list(argv),
         cwd=cwd,
@@ -52,7 +54,13 @@ def run(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> st
     )
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"{' '.join(argv)} exited with {done.returncode}:\n{output}"
-    return output
+    return done
+
+
+def run(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    """Run ``argv``; its output (stdout, then stderr), failing the test if it did not exit 0."""
+    done = completed(argv, cwd, env)
+    return done.stdout + done.stderr
 
 
 def _states(game: Game, seed: int) -> Iterator[State]:
