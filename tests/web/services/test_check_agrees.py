@@ -14,7 +14,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
-from arena.checking import Settings, check_folder
+from arena.checking import Settings, Verdict, check_folder
 from tests.web.conftest import SAMPLES, require_bwrap, sample_version
 from web.extensions import db
 from web.models import BotVersion, Match, MatchKind, VersionStatus
@@ -55,17 +55,31 @@ def test_every_fixture_is_covered() -> None:
     assert len(FIXTURES) >= 20 and "broken/unflushed" in FIXTURES and "hostile/snoop" in FIXTURES
 
 
-@pytest.mark.parametrize("fixture", FIXTURES)
-def test_the_cheap_stages_agree_with_the_upload_path(pg_app: Flask, fixture: str) -> None:
-    require_bwrap()
-    pg_app.config["SELFTEST_TIMEOUT"] = SELFTEST_S
+TIMED_OUT = re.compile(r"no answer \(\S+\) within")
+"""A self-test step that ran out of time: under a busy machine, a matter of load, not code."""
+
+
+def cheap_verdicts(pg_app: Flask, folder: Path, selftest_s: float) -> tuple[BotVersion, Verdict]:
+    """The upload path's verdict and ``arena check``'s, side by side, with one self-test time."""
+    pg_app.config["SELFTEST_TIMEOUT"] = selftest_s
     pg_app.config["VALIDATION_MATCH"] = False  # the cheap stages only; see the test below
-    folder = SAMPLES / fixture
-    settings = Settings(selftest_timeout=SELFTEST_S, validation_match=False)
+    settings = Settings(selftest_timeout=selftest_s, validation_match=False)
     with ThreadPoolExecutor(1) as pool:  # the check beside the server path, in its own slots
         checked = pool.submit(check_folder, folder, settings)
         server = server_verdict(folder)
         local = checked.result()
+    return server, local
+
+
+@pytest.mark.parametrize("fixture", FIXTURES)
+def test_the_cheap_stages_agree_with_the_upload_path(pg_app: Flask, fixture: str) -> None:
+    require_bwrap()
+    folder = SAMPLES / fixture
+    server, local = cheap_verdicts(pg_app, folder, SELFTEST_S)
+    if str(server.status) != local.status and (
+        TIMED_OUT.search(server.validation_log) or TIMED_OUT.search(local.validation_log)
+    ):  # one side ran out of time on a loaded machine: judge both again with room to spare
+        server, local = cheap_verdicts(pg_app, folder, 6 * SELFTEST_S)
     assert str(server.status) == local.status, (server.error, local.error)
     assert without_hint(server.error) == without_hint(local.error)
     if server.status == VersionStatus.REJECTED:
