@@ -23,7 +23,7 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -143,6 +143,9 @@ def pick_table(
 
 PLACEMENT_SPREAD = 3
 """Opponents a newcomer meets across the ladder (strong, middle, weak) before converging."""
+PLACEMENT_BRACKET = 1.0
+"""After the spread, a newcomer's opponents sit from ``mu + PLACEMENT_BRACKET * sigma`` down to
+``mu - PLACEMENT_BRACKET * sigma`` of its current estimate."""
 
 
 def spread_tables(players: int) -> int:
@@ -164,31 +167,59 @@ def placement_table(
     The first ``spread_tables(players)`` tables span the ladder: their opponents sit at evenly
     spaced places of the order by mu, from the strongest down to the weakest (with 4 seats the
     first table is the best, the middle and the last bot). The newcomer's own rating says
-    nothing yet, so these tables measure it against the whole field. Every later table takes
-    the opponents nearest the newcomer's current mu (``fill_table``): its estimate after the
-    spread, which those close games then refine.
+    nothing yet, so these tables measure it against the whole field. Every later table brackets
+    its current estimate (``bracket_targets``): the bots nearest ``mu + sigma``, ``mu`` and
+    ``mu - sigma`` with 4 seats, so that it meets a bot it should lose to, its peer and a bot it
+    should beat, and every result says on which side of them it belongs. With 2 seats the one
+    opponent alternates above, at and below the estimate, table after table. The choice is
+    deterministic; ``rng`` is taken for a signature like ``fill_table``'s.
     """
     spread = spread_tables(players)
-    if table_index >= spread:
-        return fill_table(newcomer, candidates, players, rng)
     pool = sorted(
         (c for c in candidates if c.bot != newcomer.bot and c.author != newcomer.author),
         key=lambda c: (-c.mu, c.bot),
     )
-    position = {c.bot: i for i, c in enumerate(pool)}  # each bot's place in the order by mu
     wanted = players - 1
+    if table_index >= spread:
+        targets = bracket_targets(newcomer, wanted, table_index - spread)
+        return _seat_nearest(newcomer, pool, targets, lambda c: c.mu, players)
+    position = {c.bot: float(i) for i, c in enumerate(pool)}  # each bot's place in the order
     slots = max(1, spread * wanted)
-    table = [newcomer]
-    authors = {newcomer.author}
+    places = []
     for k in range(wanted):
-        eligible = [c for c in pool if c.author not in authors]
-        if not eligible:
-            raise NoTableError(f"cannot seat {players} bots of distinct authors")
         slot = table_index * wanted + k
         # The k-th of ``slots`` evenly spaced places from the top (0) to the bottom (1).
         where = slot / (slots - 1) if slots > 1 else 0.5
-        target = where * (len(pool) - 1)
-        pick = min(eligible, key=lambda c: (abs(position[c.bot] - target), c.bot))
+        places.append(where * (len(pool) - 1))
+    return _seat_nearest(newcomer, pool, places, lambda c: position[c.bot], players)
+
+
+def bracket_targets(newcomer: Candidate, opponents: int, round_index: int) -> list[float]:
+    """The mu each of ``opponents`` bracketing opponents should have: evenly spaced from
+    ``mu + PLACEMENT_BRACKET * sigma`` down to ``mu - PLACEMENT_BRACKET * sigma``. A single
+    opponent takes the three in turn (``round_index`` counts the bracketing tables so far)."""
+    width = PLACEMENT_BRACKET * newcomer.sigma
+    if opponents == 1:
+        return [newcomer.mu + width * (1 - round_index % 3)]
+    return [newcomer.mu + width * (1 - 2 * k / (opponents - 1)) for k in range(opponents)]
+
+
+def _seat_nearest(
+    newcomer: Candidate,
+    pool: Sequence[Candidate],
+    targets: Sequence[float],
+    where: Callable[[Candidate], float],
+    players: int,
+) -> list[Candidate]:
+    """``newcomer`` and, for each target in turn, the eligible bot whose ``where`` is nearest
+    it: never one bot twice, never two of one author."""
+    table = [newcomer]
+    authors = {newcomer.author}
+    for target in targets:
+        eligible = [c for c in pool if c.author not in authors]
+        if not eligible:
+            raise NoTableError(f"cannot seat {players} bots of distinct authors")
+        pick = min(eligible, key=lambda c: (abs(where(c) - target), c.bot))
         table.append(pick)
         authors.add(pick.author)
     return table

@@ -17,16 +17,20 @@ The last line is ``tau1000=<median for our matchmaking with mirrored deals>``.
 ``--part placement`` measures placement instead: 19 bots settle on a mirrored ladder
 (``WARMUP`` matches of our matchmaking), then a new bot of a given strength (true rank 1-4
 strong, 9-12 middle, 17-20 weak) plays its placement tables alone, as the web scheduler seats
-them (table ``t`` is chosen from the ratings after table ``t - 2``: two tables are queued
-ahead). For the old choice (``fill_table``: the nearest in mu from the start) and ours
-(``placement_table``: strong, middle and weak first, then the nearest) on the same ladder and
-the same deals, it prints the median distance between the new bot's rank after placement and
-its true rank among the 20, ranked by ``mu - 3 sigma`` and by ``mu``.
+them (table ``t`` is chosen from the ratings after table ``t - ahead``). Side by side on the same
+ladder and the same deals: the placement until now (the spread table, then the nearest in mu;
+two tables queued ahead; 10 matches), ours with the same 10 matches (the spread, then
+bracketing the estimate; one table ahead), and ours as the product runs it (24 matches). It
+prints the median distance between the new bot's rank by ``mu`` after placement and its true
+rank among the 20; for ours also the tolerant distance (places beyond the bots within
+``NEAR_EQUAL`` of its true strength) and, as a yardstick, the strict distance of the settled
+bot next to it in truth.
 
-    .venv/bin/python bench/ladder_sim.py --part placement [--reps 41] [--placement-matches 10]
+    .venv/bin/python bench/ladder_sim.py --part placement [--reps 41] [--placement-matches 24]
 
-It does so on two ladder shapes (``SHAPES``). Its last line is
-``placement_worst=<largest median distance of ours, ranked by mu as the ladder ranks>``.
+It does so on two ladder shapes (``SHAPES``). Its last two lines are
+``placement_worst_tolerant=<largest median tolerant distance of ours>`` and
+``placement_worst=<largest median distance of ours>``.
 """
 
 from __future__ import annotations
@@ -139,10 +143,16 @@ def simulate(pairing: Pairing, mirrored: bool, seed: int) -> list[float]:
 
 WARMUP = 1000
 """Matches the 19 settled bots play before a newcomer arrives."""
-PLACEMENT_MATCHES = 10
-"""As ``PLACEMENT_MATCHES`` in ``web/config.py``: whole mirrored tables, so 12 matches."""
-QUEUED_AHEAD = 2
+PLACEMENT_MATCHES = 24
+"""As ``PLACEMENT_MATCHES`` in ``web/config.py``: six mirrored tables of 4."""
+QUEUED_AHEAD = 1
 """As ``PLACEMENT_AHEAD`` in ``web/services/ladders.py``: tables chosen before results come in."""
+BEFORE_MATCHES = 10
+BEFORE_AHEAD = 2
+"""The placement until now: 10 matches (three mirrored tables), two tables queued ahead."""
+NEAR_EQUAL = 0.1
+"""True strengths closer than this (a twentieth of a seat's noise) count as equal for the
+tolerant distance: no placement, and no ladder, orders them (see ``tolerant_distance``)."""
 STRENGTHS = {"strong": (1, 4), "middle": (9, 12), "weak": (17, 20)}
 """True rank bands (1 is best) of the newcomer."""
 SHAPES = ("even", "crowded")
@@ -164,21 +174,34 @@ def true_strengths(shape: str) -> list[float]:
 Choice = Callable[[matchmaking.Candidate, list[Candidate], int, random.Random], list[Candidate]]
 
 
-def old_choice(
+def before_choice(
     newcomer: Candidate, pool: list[Candidate], table_index: int, rng: random.Random
 ) -> list[Candidate]:
+    """The placement until now: the spread tables, then the bots nearest the newcomer's mu."""
+    if table_index < matchmaking.spread_tables(PLAYERS):
+        return matchmaking.placement_table(newcomer, pool, PLAYERS, table_index, rng)
     return matchmaking.fill_table(newcomer, pool, PLAYERS, rng)
 
 
 def our_choice(
     newcomer: Candidate, pool: list[Candidate], table_index: int, rng: random.Random
 ) -> list[Candidate]:
+    """The product's: ``placement_table`` (the spread, then bracketing the estimate)."""
     return matchmaking.placement_table(newcomer, pool, PLAYERS, table_index, rng)
 
 
 def rank_of(bot: int, scores: Sequence[float]) -> int:
     """1 + how many bots score strictly higher than ``bot``."""
     return 1 + sum(1 for s in scores if s > scores[bot])
+
+
+def tolerant_distance(bot: int, rank: int, strengths: Sequence[float]) -> int:
+    """How many places ``rank`` lies outside the ranks ``bot`` may truly hold when bots within
+    ``NEAR_EQUAL`` of its strength count as its equals (0 inside)."""
+    own = strengths[bot]
+    best = 1 + sum(1 for s in strengths if s > own + NEAR_EQUAL)
+    worst = sum(1 for s in strengths if s >= own - NEAR_EQUAL)
+    return max(0, best - rank, rank - worst)
 
 
 def settled_ladder(strength: str, seed: int, shape: str = "even") -> tuple[Ladder, int]:
@@ -202,15 +225,22 @@ def settled_ladder(strength: str, seed: int, shape: str = "even") -> tuple[Ladde
     return ladder, true_rank
 
 
-def place(ladder: Ladder, choice: Choice, seed: int, matches: int = PLACEMENT_MATCHES) -> Ladder:
-    """Play the newcomer's placement tables on a copy of ``ladder``."""
+def place(
+    ladder: Ladder,
+    choice: Choice,
+    seed: int,
+    matches: int = PLACEMENT_MATCHES,
+    ahead: int = QUEUED_AHEAD,
+) -> Ladder:
+    """Play the newcomer's placement tables on a copy of ``ladder``: table ``t`` is chosen from
+    the ratings after table ``t - ahead``, as ``ahead`` tables are queued before results come."""
     ladder = copy.deepcopy(ladder)
     ladder.rng = random.Random(seed)
     newcomer = len(ladder.strengths) - 1
     tables = -(-matches // PLAYERS)
     snapshots = [ladder.candidates()]
     for t in range(tables):
-        pool = snapshots[max(0, t - QUEUED_AHEAD + 1)]
+        pool = snapshots[max(0, t - ahead + 1)]
         seated = choice(pool[newcomer], pool, t, ladder.rng)
         table = [int(c.bot) for c in seated]
         luck = [ladder.rng.gauss(0, LUCK_SD) for _ in range(PLAYERS)]
@@ -220,43 +250,62 @@ def place(ladder: Ladder, choice: Choice, seed: int, matches: int = PLACEMENT_MA
     return ladder
 
 
-def placement_report(reps: int, seed: int, matches: int = PLACEMENT_MATCHES) -> float:
-    """Print the placement table; the largest median distance of ours, ranked by mu (as the
-    ladder ranks)."""
-    choices: list[tuple[str, Choice]] = [("old: nearest", old_choice), ("ours: spread", our_choice)]
-    print(
-        f"{BOTS} bots, {PLAYERS} seats, a newcomer's {matches} placement matches "
-        f"after {WARMUP} settling ones"
-    )
-    print(f"median |rank after placement - true rank| over {reps} runs")
-    print(
-        f"{'ladder, newcomer':<18}"
-        + "".join(f"{n + ' ' + by:>24}" for n, _ in choices for by in ("mu-3sigma", "mu"))
-    )
-    worst = 0.0
+def placement_report(reps: int, seed: int, matches: int = PLACEMENT_MATCHES) -> tuple[float, float]:
+    """Print the placement table; the largest median distance of ours (ranked by mu, as the
+    ladder ranks), strict and tolerant."""
+    setups: list[tuple[str, Choice, int, int]] = [
+        (
+            f"before: near, {BEFORE_AHEAD} ahead, {BEFORE_MATCHES}",
+            before_choice,
+            BEFORE_AHEAD,
+            BEFORE_MATCHES,
+        ),
+        (
+            f"bracket, {QUEUED_AHEAD} ahead, {BEFORE_MATCHES}",
+            our_choice,
+            QUEUED_AHEAD,
+            BEFORE_MATCHES,
+        ),
+        (f"ours: bracket, {QUEUED_AHEAD} ahead, {matches}", our_choice, QUEUED_AHEAD, matches),
+    ]
+    ours = setups[-1][0]
+    print(f"{BOTS} bots, {PLAYERS} seats, a newcomer's placement after {WARMUP} settling matches")
+    print(f"median |rank by mu after placement - true rank| over {reps} runs")
+    print("tolerant: places beyond the bots within", NEAR_EQUAL, "of its true strength;")
+    print("neighbour: the settled bot next in truth to the newcomer (its own distance, strict)")
+    columns = [name for name, *_ in setups] + ["ours, tolerant", "neighbour"]
+    print(f"{'ladder, newcomer':<18}" + "".join(f"{c:>{max(12, len(c) + 2)}}" for c in columns))
+    worst = tolerant_worst = 0.0
     for shape, strength in [(sh, st) for sh in SHAPES for st in STRENGTHS]:
-        distances: dict[tuple[str, str], list[int]] = {}
+        distances: dict[str, list[int]] = {}
         for r in range(reps):
             run_seed = seed * 1000 + r
             ladder, true_rank = settled_ladder(strength, run_seed, shape)
-            for name, choice in choices:
-                placed = place(ladder, choice, run_seed + 7, matches)
+            for name, choice, ahead, budget in setups:
+                placed = place(ladder, choice, run_seed + 7, budget, ahead)
                 newcomer = len(placed.strengths) - 1
-                conservative = [ratings.display(x) for x in placed.ratings]
                 mean = [x.mu for x in placed.ratings]
-                for by, scores in (("mu-3sigma", conservative), ("mu", mean)):
-                    distance = abs(rank_of(newcomer, scores) - true_rank)
-                    distances.setdefault((name, by), []).append(distance)
+                rank = rank_of(newcomer, mean)
+                distances.setdefault(name, []).append(abs(rank - true_rank))
+            # ``placed`` is ours now: the tolerant distance and the settled neighbour's own.
+            truth = placed.strengths
+            distances.setdefault(columns[-2], []).append(tolerant_distance(newcomer, rank, truth))
+            neighbour = min(
+                range(newcomer),
+                key=lambda b: (abs(truth[b] - truth[newcomer]), b),
+            )
+            distances.setdefault(columns[-1], []).append(
+                abs(rank_of(neighbour, mean) - rank_of(neighbour, truth))
+            )
         medians = {k: statistics.median(v) for k, v in distances.items()}
         print(
             f"{shape + ', ' + strength:<18}"
-            + "".join(
-                f"{medians[(n, by)]:>24.1f}" for n, _ in choices for by in ("mu-3sigma", "mu")
-            ),
+            + "".join(f"{medians[c]:>{max(12, len(c) + 2)}.1f}" for c in columns),
             flush=True,
         )
-        worst = max(worst, medians[("ours: spread", "mu")])
-    return worst
+        worst = max(worst, medians[ours])
+        tolerant_worst = max(tolerant_worst, medians[columns[-2]])
+    return worst, tolerant_worst
 
 
 def main() -> None:
@@ -269,7 +318,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.part == "placement":
-        worst = placement_report(args.reps, args.seed, args.placement_matches)
+        worst, tolerant = placement_report(args.reps, args.seed, args.placement_matches)
+        print(f"placement_worst_tolerant={tolerant:.1f}")
         print(f"placement_worst={worst:.1f}")
         return
     setups: list[tuple[str, Pairing, bool]] = [

@@ -61,7 +61,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "REAP_INTERVAL": 60.0,
         "LEASE_CHECK_INTERVAL": 2.0,
         "QUEUE_TARGET": 4,
-        "PLACEMENT_MATCHES": 10,
+        "PLACEMENT_MATCHES": 24,
         "SETTLED_SIGMA": 2.5,
         "SETTLED_INTERVAL": 600.0,
         "PAUSE_AFTER_FAILURES": 5,

@@ -212,12 +212,45 @@ def test_placement_spread_takes_several_tables_at_two_seats() -> None:
     assert met == ["b0", "b10", "b19"]
 
 
-def test_placement_converges_on_the_current_estimate() -> None:
+def test_placement_brackets_the_current_estimate() -> None:
     bots = _ladder()
-    # After the spread the newcomer's mu says it is about as good as b5 (mu 35).
+    # After the spread the newcomer's mu says it is about as good as b5 (mu 35), give or take
+    # its sigma (4): it meets the bots at mu + sigma, mu and mu - sigma.
     placed = mm.Candidate("new", "someone", 35.2, 4.0)
     table = mm.placement_table(placed, bots, 4, 1, random.Random(5))
-    assert sorted(c.bot for c in table[1:]) == ["b4", "b5", "b6"]
+    assert [c.bot for c in table] == ["new", "b1", "b5", "b9"]
+    # The bracket narrows as the estimate firms up.
+    firmer = mm.Candidate("new", "someone", 35.2, 2.0)
+    table = mm.placement_table(firmer, bots, 4, 2, random.Random(5))
+    assert [c.bot for c in table] == ["new", "b3", "b5", "b7"]
+
+
+def test_placement_bracket_at_the_top_still_seats_distinct_bots() -> None:
+    bots = _ladder()
+    # Above the strongest bot (mu 40): mu + sigma (45) takes b0; mu (42) would too, so b1
+    # stands in; mu - sigma (39) would take b1, so b2: still the three strongest, no repeat.
+    top = mm.Candidate("new", "someone", 42.0, 3.0)
+    table = mm.placement_table(top, bots, 4, 1, random.Random(2))
+    assert [c.bot for c in table] == ["new", "b0", "b1", "b2"]
+
+
+def test_placement_bracket_with_one_opponent_takes_turns() -> None:
+    bots = _ladder()
+    placed = mm.Candidate("new", "someone", 30.0, 3.0)
+    spread = mm.spread_tables(2)
+    met = [
+        mm.placement_table(placed, bots, 2, spread + t, random.Random(t))[1].bot for t in range(4)
+    ]
+    # Above (mu 33), at (30), below (27), then above again.
+    assert met == ["b7", "b10", "b13", "b7"]
+
+
+def test_placement_bracket_keeps_authors_apart() -> None:
+    bots = _ladder()
+    own = mm.Candidate("b5", "someone", 35.0, 1.0)  # the newcomer author's own bot at its mu
+    placed = mm.Candidate("new", "someone", 35.0, 4.0)
+    table = mm.placement_table(placed, [*bots[:5], own, *bots[6:]], 4, 1, random.Random(1))
+    assert [c.bot for c in table] == ["new", "b1", "b4", "b9"]
 
 
 def test_placement_keeps_authors_apart_and_says_when_it_cannot() -> None:

@@ -384,8 +384,11 @@ def active_versions(game: str) -> list[BotVersion]:
 
 # --- placement ------------------------------------------------------------------------------
 
-PLACEMENT_AHEAD = 2
-"""Tables of placement matches kept queued (or running) per new version and ladder."""
+PLACEMENT_AHEAD = 1
+"""Tables of placement matches kept queued (or running) per new version and ladder: one, so
+that each table is chosen from the rating its previous table gave (the mirrored matches of a
+table still run side by side). Two tables ahead chose every other table blind, and placed the
+newcomer further from its true rank (``bench/ladder_sim.py --part placement``)."""
 
 
 def _in_flight(ladder: Ladder, version_id: int) -> int:
@@ -422,16 +425,21 @@ def schedule_placement(
 ) -> list[Match]:
     """Queue urgent tables for versions still owing placement matches on ``ladder``, ahead of
     every ordinary match: first against the strong, middle and weak of the ladder, then against
-    the bots nearest its rating (``matchmaking.placement_table``). Does not commit."""
+    bots just above, at and just below its rating (``matchmaking.placement_table``). Does not
+    commit."""
     pool = candidates(ladder) if pool is None else pool
     owed = placement_owed(pool) if owed is None else owed
     wanted = int(current_app.config["PLACEMENT_MATCHES"])
     made: list[Match] = []
     per_table = ladder.players if ladder.mirrored else 1
+    room = PLACEMENT_AHEAD * per_table
     for candidate, version in pool:
         left = owed.get(version.id, 0)
-        cap = min(left, PLACEMENT_AHEAD * per_table)
-        while left > 0 and (in_flight := _in_flight(ladder, version.id)) < cap:
+        # Whole tables only: the next one waits until a whole table's room is free, so that
+        # with one table ahead it is chosen from the rating all of the previous one gave.
+        while (
+            in_flight := _in_flight(ladder, version.id)
+        ) < left and in_flight + per_table <= room:
             index = (wanted - left + in_flight) // per_table
             tables = _placement_table(ladder, rng, candidate, pool, index)
             if not tables:
