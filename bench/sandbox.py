@@ -23,7 +23,8 @@ below one common parent of their own (so that together its bots weigh one proces
 mounts are read at every start; bubblewrap leaves the freezer group at the start rather than
 at the first freeze.
 
-The last lines are ``mount_ops=<mount operations of a start> before=<the anchor's>``,
+The last lines are ``mount_ops=<mount operations of a start> before=<the anchor's>`` (the
+binds of this host's toolchains included; bubblewrap adds four of its own over ``/proc``),
 ``before_ratio=<anchor start / plain start> before_cpu_ratio=<the same for start CPU>``,
 ``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>``,
 ``freeze_ratio=<bwrap move with freezing / without>`` and, when Docker was measured,
@@ -49,8 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sandbox.bwrap
 from sandbox import backend_class, get_sandbox
 from sandbox.base import BotProcess, Limits, Sandbox
-from sandbox.bwrap import BwrapSandbox
-from sandbox.bwrap_world import base_args
+from sandbox.bwrap import UID_BASE, BwrapSandbox
+from sandbox.bwrap_world import base_args, toolchain_world
 from sandbox.cgroups import ROOT_NAME, Cgroup, sweep_stale
 from sandbox.walls import MASKED_DEV, MASKED_PROC, MASKED_PROC_DIRS
 
@@ -254,7 +255,8 @@ def main() -> int:
     print_freezing(results)
     if "bwrap" in results:
         bwrap_start, bwrap_cpu, (move, frozen, _) = results["bwrap"]
-        world = (Path("/bot"), LIMITS, [], Path("/kit"))
+        tools = toolchain_world(UID_BASE if os.geteuid() == 0 else None).binds
+        world = (Path("/bot"), LIMITS, [], Path("/kit"), False, tools)
         print(f"mount_ops={mounts(base_args(*world))} before={mounts(anchor_args(*world))}")
         before_start, before_cpu, _ = results["bwrap-before"]
         print(
