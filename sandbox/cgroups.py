@@ -24,7 +24,6 @@ ROOT_NAME = "kozyri-arena"
 
 CPU_PERIOD_US = 100_000
 
-
 _names = itertools.count()
 
 Writes = list[tuple[str, str]]
