@@ -378,16 +378,24 @@ def schedule_all(rng: random.Random | None = None) -> int:
 POOL_RELOAD_SECONDS = 300.0
 """A kept pool is read whole again at least this often (see ``KeptPools``)."""
 
-_CHANGED_BOTS = text(
-    """
+_CHANGES = """
+WITH changed AS (
     SELECT bot_id FROM ratings
      WHERE ladder_id = ANY(:ladders) AND age(xmin) <= age(CAST(:since AS xid))
     UNION SELECT id FROM bots WHERE age(xmin) <= age(CAST(:since AS xid))
     UNION SELECT bot_id FROM bot_versions WHERE age(xmin) <= age(CAST(:since AS xid))
     UNION SELECT bots.id FROM bots JOIN users ON users.id = bots.owner_id
      WHERE age(users.xmin) <= age(CAST(:since AS xid))
-    """
 )
+SELECT ({watermark})::text,
+       (SELECT count(*) FROM ratings WHERE ladder_id = ANY(:ladders)),
+       changed.bot_id,
+       (SELECT count(*) FROM ratings
+         WHERE ratings.bot_id = changed.bot_id AND ladder_id = ANY(:ladders))
+  FROM (SELECT 1) AS one LEFT JOIN changed ON true
+"""
+"""In one statement (one snapshot): the new watermark, the ladders' ratings, and each bot
+changed since ``:since`` with its ratings on the ladders."""
 
 Row = tuple[int, int, tuple[matchmaking.Candidate, Entrant]]
 
@@ -403,6 +411,9 @@ class KeptPools:
     fewer). Rows deleted are caught by counting the ladders' ratings: when the count is not
     the one kept, and at least every ``POOL_RELOAD_SECONDS``, everything is read again. Each
     pool is the one ``candidates_by_ladder`` would read, in the same order."""
+
+    watermark = "pg_snapshot_xmin(pg_current_snapshot())"
+    """The oldest transaction still running (SQL)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -443,18 +454,21 @@ class KeptPools:
 
     def _watermark(self) -> str | None:
         """The oldest transaction still running, as a 32-bit id (None near a wrap-around)."""
-        full = db.session.scalar(text("SELECT pg_snapshot_xmin(pg_current_snapshot())::text"))
+        return self._low(db.session.scalar(text(f"SELECT ({self.watermark})::text")))
+
+    @staticmethod
+    def _low(full: Any) -> str | None:
+        """A 64-bit transaction id as the 32-bit one rows carry (None near a wrap-around)."""
         low = int(str(full)) % 2**32
         return str(low) if low >= 3 else None  # 0-2 are special ids
 
-    def _ladder_ratings(self, ladder_ids: list[int], bots: Sequence[int] | None) -> dict[int, int]:
+    def _ladder_ratings(self, ladder_ids: list[int]) -> dict[int, int]:
+        """Each bot's ratings on the ladders."""
         stmt = (
             select(Rating.bot_id, func.count())
             .where(Rating.ladder_id.in_(ladder_ids))
             .group_by(Rating.bot_id)
         )
-        if bots is not None:
-            stmt = stmt.where(Rating.bot_id.in_(list(bots)))
         return {int(bot): int(n) for bot, n in db.session.execute(stmt)}
 
     def _reload(self, ladders: Sequence[Ladder], key: Any) -> None:
@@ -465,33 +479,28 @@ class KeptPools:
         for row in _candidate_rows(ladders):
             self._by_bot[row[2][1].bot_id].append(row)
             self._pools[row[0]][row[1]] = row[2]
-        self._ratings = self._ladder_ratings([x.id for x in ladders], None)
+        self._ratings = self._ladder_ratings([x.id for x in ladders])
         self._since, self._key, self._read_at = since, key, time.monotonic()
 
     def _update(self, ladders: Sequence[Ladder]) -> bool:
         """Re-read the bots changed since the last read; False if a full read is needed."""
         ladder_ids = [x.id for x in ladders]
-        since = self._watermark()
-        changed = sorted(
-            int(bot)
-            for bot in db.session.scalars(
-                _CHANGED_BOTS, {"ladders": ladder_ids, "since": self._since}
-            )
-        )
+        rows = db.session.execute(
+            text(_CHANGES.format(watermark=self.watermark)),
+            {"ladders": ladder_ids, "since": self._since},
+        ).all()
+        since, total = self._low(rows[0][0]), int(rows[0][1])
+        changed = sorted(int(row[2]) for row in rows if row[2] is not None)
+        for bot in changed:
+            for ladder_id, rating_id, _ in self._by_bot.pop(bot, []):
+                del self._pools[ladder_id][rating_id]
+        self._ratings.update({int(row[2]): int(row[3]) for row in rows if row[2] is not None})
         if changed:
-            for bot in changed:
-                for ladder_id, rating_id, _ in self._by_bot.pop(bot, []):
-                    del self._pools[ladder_id][rating_id]
-                self._ratings.pop(bot, None)
             for row in _candidate_rows(ladders, changed):
                 self._by_bot[row[2][1].bot_id].append(row)
                 self._pools[row[0]][row[1]] = row[2]
-            self._ratings.update(self._ladder_ratings(ladder_ids, changed))
-        counted = db.session.scalar(
-            select(func.count()).select_from(Rating).where(Rating.ladder_id.in_(ladder_ids))
-        )
         self._since = since
-        return int(counted or 0) == sum(self._ratings.values())
+        return total == sum(self._ratings.values())
 
 
 kept_pools = KeptPools()

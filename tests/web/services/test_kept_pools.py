@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from sqlalchemy import delete, text, update
+from sqlalchemy import delete, update
 
 from web.extensions import db
 from web.models import (
@@ -48,11 +48,6 @@ def _bot(owner: User, name: str, games: list[str], ladder_ids: list[int]) -> Bot
     return bot
 
 
-def _quiet_watermark(self: ladders.KeptPools) -> str:
-    full = db.session.scalar(text("SELECT pg_snapshot_xmax(pg_current_snapshot())::text"))
-    return str(int(str(full)) % 2**32)
-
-
 @pytest.fixture
 def field(pg_app: Flask, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Two ladders, six bots of three owners (one a house), and a count of full reads."""
@@ -80,7 +75,7 @@ def field(pg_app: Flask, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     # As on a quiet server: the oldest transaction running is the next one (on the shared test
     # server, others' transactions would hold it back and more bots would be read again, which
     # keeps the pools exact but hides which rows a pass read).
-    monkeypatch.setattr(ladders.KeptPools, "_watermark", _quiet_watermark)
+    monkeypatch.setattr(ladders.KeptPools, "watermark", "pg_snapshot_xmax(pg_current_snapshot())")
     ladders.kept_pools.clear()
     return {"ladders": [challenge, svara], "bots": bots, "reloads": reloads, "users": [ann, bob]}
 
