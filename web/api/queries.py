@@ -260,12 +260,13 @@ def _standing(row: Any, places: Any, trends: Any, placing: dict[int, tuple[int, 
 
 
 def bot_ranks(
-    bot_id: int, ladder_ids: list[int]
+    bot_id: int, ladder_ids: list[int], placing: dict[int, tuple[int, int]] | None = None
 ) -> dict[int, tuple[int | None, tuple[int, int] | None]]:
-    """The bot's (rank, placing) on each of ``ladder_ids``, as the ladder tables show them."""
+    """The bot's (rank, placing) on each of ``ladder_ids``, as the ladder tables show them
+    (``placing``: ``placing_bots([bot_id])``, if the caller read it already)."""
     if not ladder_ids:  # a list of bots shows no ratings: nothing to ask
         return {}
-    placing = placing_bots([bot_id])
+    placing = placing_bots([bot_id]) if placing is None else placing
     found: dict[int, tuple[int | None, tuple[int, int] | None]] = {}
     for ladder_id in ladder_ids:
         if bot_id in placing:
