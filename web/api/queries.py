@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import ColumnElement, Select, and_, case, func, or_, select, true
-from sqlalchemy.orm import joinedload, selectinload
+from sqlalchemy.orm import aliased, joinedload, selectinload
 
 from web.extensions import db
 from web.models import (
@@ -215,14 +215,25 @@ def standings(
     placing = ladder_placing(ladder.id)
     ranked = _ranks(ladder.id, placing)
     stmt = (
-        select(Rating, ranked.c.rank, ranked.c.ranked, Bot.name, Bot.status, User.username)
+        select(
+            Rating,
+            ranked.c.rank,
+            ranked.c.ranked,
+            Bot.name,
+            Bot.status,
+            User.username,
+            func.count().over().label("total"),  # every row of the table, counted with the page
+        )
         .join(ranked, ranked.c.rid == Rating.id)
         .join(Bot, Bot.id == Rating.bot_id)
         .join(User, User.id == Bot.owner_id)
         .order_by(ranked.c.ranked.desc(), SORTS.get(sort, SORTS["rank"]), Rating.id)
     )
-    total = db.session.scalar(select(func.count()).select_from(ranked))
-    rows = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page)).all()
+    found = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page)).all()
+    # past the last page, the table is counted alone
+    counted = select(func.count()).select_from(ranked)
+    total = found[0][-1] if found else db.session.scalar(counted)
+    rows = [row[:-1] for row in found]
     bot_ids = [row[0].bot_id for row in rows]
     places, trends = placements(ladder.id, bot_ids), trend_points(ladder.id, bot_ids)
     items = [_standing(row, places, trends, placing) for row in rows]
@@ -249,12 +260,13 @@ def _standing(row: Any, places: Any, trends: Any, placing: dict[int, tuple[int, 
 
 
 def bot_ranks(
-    bot_id: int, ladder_ids: list[int]
+    bot_id: int, ladder_ids: list[int], placing: dict[int, tuple[int, int]] | None = None
 ) -> dict[int, tuple[int | None, tuple[int, int] | None]]:
-    """The bot's (rank, placing) on each of ``ladder_ids``, as the ladder tables show them."""
+    """The bot's (rank, placing) on each of ``ladder_ids``, as the ladder tables show them
+    (``placing``: ``placing_bots([bot_id])``, if the caller read it already)."""
     if not ladder_ids:  # a list of bots shows no ratings: nothing to ask
         return {}
-    placing = placing_bots([bot_id])
+    placing = placing_bots([bot_id]) if placing is None else placing
     found: dict[int, tuple[int | None, tuple[int, int] | None]] = {}
     for ladder_id in ladder_ids:
         if bot_id in placing:
@@ -339,33 +351,71 @@ def _latest_changes_window(ladder_id: int, bot_ids: list[int], points: int) -> l
 def top_of_ladders(per_ladder: int = 5) -> dict[int, list[tuple[Rating, str, str]]]:
     """The best few ranked bots of every ladder: (rating, bot name, author) by ladder id.
 
-    One short query per ladder (a handful): each sorts only its own ladder's rated ratings and
-    joins names for its few rows, where a ranking over every rating would read them all. Bots
-    still placing have no rank: a few more rows than wanted are read and those left out.
+    Each ladder sorts only its own rated ratings, and names are joined to its few rows, where
+    a ranking over every rating would read them all: on PostgreSQL all ladders in one query
+    (a lateral subquery per ladder), elsewhere one short query per ladder. Bots still placing
+    have no rank: a few more rows than wanted are read and those left out.
     """
-    found: dict[int, list[tuple[Rating, str, str]]] = {}
-    for ladder_id in db.session.scalars(select(Ladder.id)):
-        best = (
-            select(Rating.id, RANK_BY.label("rank_by"))
-            .join(Bot, Bot.id == Rating.bot_id)
-            .where(Rating.ladder_id == ladder_id, Rating.games > 0, _listed)
-            .order_by(RANK_BY.desc(), Rating.id)
-            .limit(per_ladder * 4)
-            .subquery()
-        )  # the ratings alone are sorted; names are joined to the few rows kept
-        kept = db.session.execute(
-            select(Rating, Bot.name, User.username)
-            .join(best, best.c.id == Rating.id)
-            .join(Bot, Bot.id == Rating.bot_id)
-            .join(User, User.id == Bot.owner_id)
-            .order_by(best.c.rank_by.desc(), Rating.id)
-        ).all()
-        found[ladder_id] = [(rating, name, author) for rating, name, author in kept]
+    if db.session.get_bind().dialect.name == "postgresql":
+        found = _best_of_ladders_lateral(per_ladder * 4)
+    else:
+        found = {
+            x: _best_of_ladder(x, per_ladder * 4) for x in db.session.scalars(select(Ladder.id))
+        }
     placing = placing_bots([r.bot_id for rows in found.values() for r, _, _ in rows])  # once
     top: dict[int, list[tuple[Rating, str, str]]] = defaultdict(list)
     for ladder_id, rows in found.items():
         top[ladder_id] = [row for row in rows if row[0].bot_id not in placing][:per_ladder]
     return top
+
+
+def _best_of_ladder(ladder_id: int, limit: int) -> list[tuple[Rating, str, str]]:
+    best = (
+        select(Rating.id, RANK_BY.label("rank_by"))
+        .join(Bot, Bot.id == Rating.bot_id)
+        .where(Rating.ladder_id == ladder_id, Rating.games > 0, _listed)
+        .order_by(RANK_BY.desc(), Rating.id)
+        .limit(limit)
+        .subquery()
+    )  # the ratings alone are sorted; names are joined to the few rows kept
+    kept = db.session.execute(
+        select(Rating, Bot.name, User.username)
+        .join(best, best.c.id == Rating.id)
+        .join(Bot, Bot.id == Rating.bot_id)
+        .join(User, User.id == Bot.owner_id)
+        .order_by(best.c.rank_by.desc(), Rating.id)
+    ).all()
+    return [(rating, name, author) for rating, name, author in kept]
+
+
+def _best_of_ladders_lateral(limit: int) -> dict[int, list[tuple[Rating, str, str]]]:
+    """``_best_of_ladder`` of every ladder in one query (PostgreSQL)."""
+    rated, owner = aliased(Rating), aliased(Bot)
+    best = (
+        select(rated.id.label("rid"), rated.mu.label("rank_by"))
+        .join(owner, owner.id == rated.bot_id)
+        .where(
+            rated.ladder_id == Ladder.id,
+            rated.games > 0,
+            owner.status != BotStatus.DELETED,  # ``_listed``
+        )
+        .order_by(rated.mu.desc(), rated.id)  # ``RANK_BY``
+        .limit(limit)
+        .lateral("best")
+    )
+    rows = db.session.execute(
+        select(Ladder.id, Rating, Bot.name, User.username)
+        .select_from(Ladder)
+        .join(best, true())
+        .join(Rating, Rating.id == best.c.rid)
+        .join(Bot, Bot.id == Rating.bot_id)
+        .join(User, User.id == Bot.owner_id)
+        .order_by(Ladder.id, best.c.rank_by.desc(), Rating.id)
+    ).all()
+    found: dict[int, list[tuple[Rating, str, str]]] = defaultdict(list)
+    for ladder_id, rating, name, author in rows:
+        found[ladder_id].append((rating, name, author))
+    return found
 
 
 # --- matches --------------------------------------------------------------------------------

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from flask import current_app
-from sqlalchemy import Text, cast, exists, func, literal, select
+from sqlalchemy import Text, cast, exists, func, literal, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import aliased
 
@@ -153,11 +156,21 @@ def candidates(ladder: Ladder) -> list[tuple[matchmaking.Candidate, Entrant]]:
 
 
 def candidates_by_ladder(
-    ladders: Sequence[Ladder],
+    ladders: Sequence[Ladder], bot_ids: Sequence[int] | None = None
 ) -> dict[int, list[tuple[matchmaking.Candidate, Entrant]]]:
-    """``candidates`` of each of ``ladders``, by ladder id. Plain columns, not model objects,
-    all ladders in one query: thousands of bots per ladder are read in one pass and a few
-    milliseconds of Python per thousand."""
+    """``candidates`` of each of ``ladders``, by ladder id (with ``bot_ids``: of those bots
+    only). Plain columns, not model objects, all ladders in one query: thousands of bots per
+    ladder are read in one pass and a few milliseconds of Python per thousand."""
+    found: dict[int, list[tuple[matchmaking.Candidate, Entrant]]] = {x.id: [] for x in ladders}
+    for ladder_id, _rating_id, entry in _candidate_rows(ladders, bot_ids):
+        found[ladder_id].append(entry)
+    return found
+
+
+def _candidate_rows(
+    ladders: Sequence[Ladder], bot_ids: Sequence[int] | None = None
+) -> list[tuple[int, int, tuple[matchmaking.Candidate, Entrant]]]:
+    """(ladder id, rating id, candidate) of ``candidates_by_ladder``, in rating id order."""
     # The version's games as their JSON text: 20,000 lists are not parsed, the ladder's game is
     # looked for as a quoted name (game names are plain words and hyphens).
     plays = cast(BotVersion.games, Text)
@@ -167,9 +180,10 @@ def candidates_by_ladder(
         newer.status == VersionStatus.ACTIVE,
         newer.number > BotVersion.number,
     )
-    rows = db.session.execute(
+    stmt = (
         select(
             Rating.ladder_id,
+            Rating.id,
             Rating.mu,
             Rating.sigma,
             Rating.games,
@@ -193,13 +207,30 @@ def candidates_by_ladder(
             plays.contains(literal('"') + Ladder.game + literal('"')),  # narrows; checked below
         )
         .order_by(Rating.id)
-    ).all()
-    games = {x.id: x.game for x in ladders}
-    found: dict[int, list[tuple[matchmaking.Candidate, Entrant]]] = {x.id: [] for x in ladders}
-    for ladder_id, mu, sigma, n, last, bot_id, owner_id, house, version_id, listed, played in rows:
-        if f'"{games[ladder_id]}"' not in (listed or ""):
+    )
+    if bot_ids is not None:
+        stmt = stmt.where(Rating.bot_id.in_(list(bot_ids)))
+    games = {x.id: f'"{x.game}"' for x in ladders}
+    Candidate = matchmaking.Candidate
+    found = []
+    for row in db.session.execute(stmt):
+        (
+            ladder_id,
+            rating_id,
+            mu,
+            sigma,
+            n,
+            last,
+            bot_id,
+            owner_id,
+            house,
+            version_id,
+            listed,
+            played,
+        ) = row
+        if games[ladder_id] not in (listed or ""):
             continue
-        candidate = matchmaking.Candidate(
+        candidate = Candidate(
             bot=str(bot_id),
             author=f"house-{bot_id}" if house else f"user-{owner_id}",
             mu=mu,
@@ -207,7 +238,7 @@ def candidates_by_ladder(
             games=n,
             last_played=last.timestamp() if last else 0.0,
         )
-        found[ladder_id].append((candidate, Entrant(version_id, bot_id, played)))
+        found.append((ladder_id, rating_id, (candidate, Entrant(version_id, bot_id, played))))
     return found
 
 
@@ -319,7 +350,7 @@ def schedule_all(rng: random.Random | None = None) -> int:
     cancel_retired()  # seated before their version retired: counted out, never played
     target = int(current_app.config["QUEUE_TARGET"])
     open_ladders = list(db.session.scalars(select(Ladder).where(Ladder.active.is_(True))))
-    pools = candidates_by_ladder(open_ladders)  # read once per pass
+    pools = kept_pools.read(open_ladders)  # once per pass, only what changed
     owed = {ladder.id: placement_owed(pools[ladder.id]) for ladder in open_ladders}
     total = 0
     for ladder in open_ladders:
@@ -340,6 +371,139 @@ def schedule_all(rng: random.Random | None = None) -> int:
         open_ladders = [x for x in open_ladders if added[x.id] and x.id not in quiet]
     db.session.commit()
     return total
+
+
+# --- pools kept between passes ---------------------------------------------------------------
+
+POOL_RELOAD_SECONDS = 300.0
+"""A kept pool is read whole again at least this often (see ``KeptPools``)."""
+
+_CHANGES = """
+WITH changed AS (
+    SELECT bot_id FROM ratings
+     WHERE ladder_id = ANY(:ladders) AND age(xmin) <= age(CAST(:since AS xid))
+    UNION SELECT id FROM bots WHERE age(xmin) <= age(CAST(:since AS xid))
+    UNION SELECT bot_id FROM bot_versions WHERE age(xmin) <= age(CAST(:since AS xid))
+    UNION SELECT bots.id FROM bots JOIN users ON users.id = bots.owner_id
+     WHERE age(users.xmin) <= age(CAST(:since AS xid))
+)
+SELECT ({watermark})::text,
+       (SELECT count(*) FROM ratings WHERE ladder_id = ANY(:ladders)),
+       changed.bot_id,
+       (SELECT count(*) FROM ratings
+         WHERE ratings.bot_id = changed.bot_id AND ladder_id = ANY(:ladders))
+  FROM (SELECT 1) AS one LEFT JOIN changed ON true
+"""
+"""In one statement (one snapshot): the new watermark, the ladders' ratings, and each bot
+changed since ``:since`` with its ratings on the ladders."""
+
+Row = tuple[int, int, tuple[matchmaking.Candidate, Entrant]]
+
+
+class KeptPools:
+    """The scheduler's pools, kept by the process between passes (PostgreSQL only): a pass
+    reads again only the bots whose rating, bot, owner or versions changed since the previous
+    pass read them, instead of every bot of every ladder.
+
+    What changed is told by the rows' ``xmin`` (the transaction that wrote them): before each
+    read the oldest transaction still running is noted, and the next pass re-reads the bots of
+    every row written by that transaction or a later one (a few more than changed, never
+    fewer). Rows deleted are caught by counting the ladders' ratings: when the count is not
+    the one kept, and at least every ``POOL_RELOAD_SECONDS``, everything is read again. Each
+    pool is the one ``candidates_by_ladder`` would read, in the same order."""
+
+    watermark = "pg_snapshot_xmin(pg_current_snapshot())"
+    """The oldest transaction still running (SQL)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[str, tuple[tuple[int, str], ...]] | None = None
+        self._since: str | None = None
+        self._read_at = 0.0
+        self._by_bot: dict[int, list[Row]] = {}
+        self._ratings: dict[int, int] = {}  # ratings on the ladders, by bot
+        self._pools: dict[int, dict[int, tuple[matchmaking.Candidate, Entrant]]] = {}
+
+    def clear(self) -> None:
+        with self._lock:
+            self._key = None
+
+    def read(self, ladders: Sequence[Ladder]) -> dict[int, Pool]:
+        """``candidates_by_ladder(ladders)``, from what was kept and what changed since."""
+        bind = db.session.get_bind()
+        if bind.dialect.name != "postgresql" or not self._lock.acquire(blocking=False):
+            return candidates_by_ladder(ladders)
+        try:
+            key = (
+                bind.engine.url.render_as_string(hide_password=True),
+                tuple(sorted((x.id, x.game) for x in ladders)),
+            )
+            fresh = time.monotonic() - self._read_at < POOL_RELOAD_SECONDS
+            if key != self._key or self._since is None or not fresh or not self._update(ladders):
+                self._reload(ladders, key)
+            return {
+                ladder.id: [pool[r] for r in sorted(pool)]
+                for ladder in ladders
+                for pool in [self._pools[ladder.id]]
+            }
+        except BaseException:
+            self._key = None
+            raise
+        finally:
+            self._lock.release()
+
+    def _watermark(self) -> str | None:
+        """The oldest transaction still running, as a 32-bit id (None near a wrap-around)."""
+        return self._low(db.session.scalar(text(f"SELECT ({self.watermark})::text")))
+
+    @staticmethod
+    def _low(full: Any) -> str | None:
+        """A 64-bit transaction id as the 32-bit one rows carry (None near a wrap-around)."""
+        low = int(str(full)) % 2**32
+        return str(low) if low >= 3 else None  # 0-2 are special ids
+
+    def _ladder_ratings(self, ladder_ids: list[int]) -> dict[int, int]:
+        """Each bot's ratings on the ladders."""
+        stmt = (
+            select(Rating.bot_id, func.count())
+            .where(Rating.ladder_id.in_(ladder_ids))
+            .group_by(Rating.bot_id)
+        )
+        return {int(bot): int(n) for bot, n in db.session.execute(stmt)}
+
+    def _reload(self, ladders: Sequence[Ladder], key: Any) -> None:
+        self._key = None
+        since = self._watermark()
+        self._by_bot = defaultdict(list)
+        self._pools = {x.id: {} for x in ladders}
+        for row in _candidate_rows(ladders):
+            self._by_bot[row[2][1].bot_id].append(row)
+            self._pools[row[0]][row[1]] = row[2]
+        self._ratings = self._ladder_ratings([x.id for x in ladders])
+        self._since, self._key, self._read_at = since, key, time.monotonic()
+
+    def _update(self, ladders: Sequence[Ladder]) -> bool:
+        """Re-read the bots changed since the last read; False if a full read is needed."""
+        ladder_ids = [x.id for x in ladders]
+        rows = db.session.execute(
+            text(_CHANGES.format(watermark=self.watermark)),
+            {"ladders": ladder_ids, "since": self._since},
+        ).all()
+        since, total = self._low(rows[0][0]), int(rows[0][1])
+        changed = sorted(int(row[2]) for row in rows if row[2] is not None)
+        for bot in changed:
+            for ladder_id, rating_id, _ in self._by_bot.pop(bot, []):
+                del self._pools[ladder_id][rating_id]
+        self._ratings.update({int(row[2]): int(row[3]) for row in rows if row[2] is not None})
+        if changed:
+            for row in _candidate_rows(ladders, changed):
+                self._by_bot[row[2][1].bot_id].append(row)
+                self._pools[row[0]][row[1]] = row[2]
+        self._since = since
+        return total == sum(self._ratings.values())
+
+
+kept_pools = KeptPools()
 
 
 # --- a quiet idle ---------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from web.models import Bot, BotStatus, BotVersion, Ladder, Rating
 from web.services import bots as bot_service
 from web.services import human_ladder, runtimes, sealing, tables, versions
 from web.services import stats as bot_stats
+from web.services.placement import placing_bots
 from web.storage import get_storage
 from web.views.status import version_stage
 
@@ -52,18 +53,19 @@ def bot(bot_id: int) -> ResponseReturnValue:
     chosen = _chosen_ladder(ratings, request.args.get("ladder"))
     history = queries.rating_history(bot_id, chosen.id, 200) if chosen else []
     places = queries.placements(chosen.id, [bot_id]).get(bot_id, {}) if chosen else {}
+    placing = placing_bots([bot_id])  # read once: the ranks and the placement note
     return render_template(
         "bot.html",
         bot=found,
         owner=auth.owns_bot(user, found.owner_id),
         admin=auth.is_admin(user),
         ratings=ratings,
-        ranks=queries.bot_ranks(bot_id, [ladder.id for _, ladder in ratings]),
+        ranks=queries.bot_ranks(bot_id, [ladder.id for _, ladder in ratings], placing),
         rank_label=queries.rank_label,
         ladder=chosen,
         history=history,
         places=places,
-        placement=_placement(found),
+        placement=_placement(found, placing),
         rivals=queries.head_to_head(bot_id, chosen.id if chosen else None),
         recent=queries.recent_matches(queries.MatchFilter(bot_id=bot_id), 15),
         slugs=queries.ladder_slugs(),
@@ -82,14 +84,12 @@ def _against_people(found: Bot) -> list[human_ladder.Standing]:
     return human_ladder.standings(active.id) if active is not None else []
 
 
-def _placement(found: Bot) -> tuple[int, int, int] | None:
+def _placement(found: Bot, placing: dict[int, tuple[int, int]]) -> tuple[int, int, int] | None:
     """(number, placement matches played, owed in all) of the bot's active version while it
-    is placing."""
-    from web.services.placement import placing_bots
-
+    is placing (``placing``: ``placing_bots([found.id])``)."""
     active = found.active_version()
-    placing = placing_bots([found.id]).get(found.id)
-    return (active.number, *placing) if active is not None and placing else None
+    left = placing.get(found.id)
+    return (active.number, *left) if active is not None and left else None
 
 
 def _chosen_ladder(ratings: list[tuple[Rating, Ladder]], slug: str | None) -> Ladder | None:

@@ -57,6 +57,9 @@ def test_ladder_standings(app: Flask, client: FlaskClient, world: World) -> None
     assert top["trend"] == [round(top["score"], 3)], "the score after its one rated match"
     second = client.get(f"/api/v1/ladders/{world.ladder.slug}?per_page=1&page=2").get_json()
     assert second["data"]["standings"][0]["rank"] == 2
+    assert second["meta"]["total"] == 2, "counted with the page"
+    past = client.get(f"/api/v1/ladders/{world.ladder.slug}?per_page=1&page=3").get_json()
+    assert past["data"]["standings"] == [] and past["meta"]["total"] == 2, "counted alone"
 
 
 def test_match_filters(client: FlaskClient, world: World) -> None:

@@ -139,3 +139,34 @@ def test_a_new_version_of_a_ranked_bot_places_again(
     assert rows["alice-bot"]["rank"] is None
     assert rows["alice-bot"]["rank_label"] == "placing, 0 of 1"
     assert rows["mallory-bot"]["rank"] == 1
+
+
+def test_the_home_pages_top_of_every_ladder_is_read_in_one_query_alike(
+    app: Flask, world: World
+) -> None:
+    """PostgreSQL reads the top of every ladder in one query (a lateral subquery per ladder):
+    the same rows in the same order as asking each ladder alone, a deleted bot and unplayed
+    ratings left out, every ladder's own bots only."""
+    from sqlalchemy import select, update
+
+    from web.api import queries
+    from web.extensions import db
+    from web.models import Bot, BotStatus, Ladder, Rating
+    from web.services import ladders
+
+    other = ladders.get_or_create_ladder(world.ladder.game, world.ladder.players + 1)
+    mus = [31.0, 12.0, 27.5, 27.5, 19.0, 40.0]
+    for k, mu in enumerate(mus):
+        bot, _ = _bot(world.owner if k % 2 else world.other, f"top-{k}")
+        ladder = world.ladder if k < 3 else other
+        db.session.add(Rating(bot_id=bot.id, ladder_id=ladder.id, mu=mu, sigma=2.0, games=k))
+    db.session.flush()
+    deleted = db.session.scalar(select(Bot.id).where(Bot.name == "top-5"))
+    db.session.execute(update(Bot).where(Bot.id == deleted).values(status=BotStatus.DELETED))
+    db.session.commit()
+
+    every = {x: queries._best_of_ladder(x, 3) for x in db.session.scalars(select(Ladder.id))}
+    alike = {x: rows for x, rows in every.items() if rows}
+    assert dict(queries._best_of_ladders_lateral(3)) == alike
+    assert [n for _, n, _ in alike[other.id]] == ["top-3", "top-4"], "no unplayed, no deleted"
+    assert len(alike[world.ladder.id]) == 3, "at most the limit"
