@@ -557,24 +557,19 @@ class BwrapSandbox(Sandbox):
         }
 
 
+STDIN_SOCKET = True
+"""False only in ``bench/protocol.py``, to measure what a stdin pipe (as before) costs a move."""
+
+
 def _start(
     argv: list[str], preexec: Callable[[], None], seccomp_fd: int | None
 ) -> subprocess.Popen[bytes]:
     """Start bubblewrap; the bot's stdin is one end of a socket pair (``_stdin_pair``)."""
+    if not STDIN_SOCKET:
+        return _start_with(argv, preexec, seccomp_fd, subprocess.PIPE)
     ours, theirs = _stdin_pair()
     try:
-        # The referee's environment never reaches bubblewrap (it would be visible in /proc).
-        popen = subprocess.Popen(
-            argv,
-            stdin=theirs.fileno(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env={"PATH": "/usr/bin:/bin"},
-            cwd="/",
-            preexec_fn=preexec,
-            pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
-            close_fds=True,
-        )
+        popen = _start_with(argv, preexec, seccomp_fd, theirs.fileno())
     except BaseException:
         ours.close()
         raise
@@ -582,6 +577,23 @@ def _start(
         theirs.close()
     popen.stdin = open(ours.detach(), "wb", buffering=0)  # noqa: SIM115 (closed by ``close``)
     return popen
+
+
+def _start_with(
+    argv: list[str], preexec: Callable[[], None], seccomp_fd: int | None, stdin: int
+) -> subprocess.Popen[bytes]:
+    # The referee's environment never reaches bubblewrap (it would be visible in /proc).
+    return subprocess.Popen(
+        argv,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd="/",
+        preexec_fn=preexec,
+        pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+        close_fds=True,
+    )
 
 
 def _stdin_pair() -> tuple[socket.socket, socket.socket]:
