@@ -25,7 +25,10 @@ again at once (as the referee once did; ``arena.referee.WRITE_BEFORE_THAW``,
 passes give the bot a stdin pipe instead of its Unix socket (``sandbox.bwrap.STDIN_SOCKET``
 off), unfrozen and frozen: ``pipe_freeze_ratio`` is freezing's cost as it was with a pipe,
 ``socket_ratio`` the unfrozen move with the socket against the pipe, and
-``frozen_over_pipe_ratio`` the frozen move now against the unfrozen one with a pipe.
+``frozen_over_pipe_ratio`` the frozen move now against the unfrozen one with a pipe;
+``freeze_mean_over_pipe_ratio`` and ``pipe_freeze_mean_over_pipe_ratio`` compare mean moves
+(frozen with the socket, frozen with a pipe, each over the unfrozen move with a pipe), which
+the few long waits of a busy host weigh on and medians do not.
 ``--no-bwrap`` skips it. Each seat runs on a
 core of its own where there are enough (as in production); ``--shared-core`` puts every seat
 on one core, as on a host with fewer cores than seats.
@@ -57,7 +60,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -325,6 +328,9 @@ def report(
         print(f"socket_ratio={statistics.median(socket):.2f}")
         against_pipe = round_ratios(figures["bwrap-frozen"], figures["bwrap-pipe"])
         print(f"frozen_over_pipe_ratio={statistics.median(against_pipe):.2f}")
+        for key, name in (("bwrap-frozen", "freeze"), ("bwrap-frozen-pipe", "pipe_freeze")):
+            means = round_ratios(figures[key], figures["bwrap-pipe"], statistics.fmean)
+            print(f"{name}_mean_over_pipe_ratio={statistics.median(means):.2f}")
         freezing = round_ratios(figures["bwrap-frozen"], figures["bwrap"])
         print("freezing per-round ratios " + " ".join(f"{r:.2f}" for r in freezing))
         print(f"freeze_ratio={statistics.median(freezing):.2f}")
@@ -337,11 +343,11 @@ def report(
     )
 
 
-def round_ratios(values: list[Times], anchors: list[Times]) -> list[float]:
-    """Each round's ratio of medians."""
-    return [
-        statistics.median(v) / statistics.median(a) for v, a in zip(values, anchors, strict=True)
-    ]
+def round_ratios(
+    values: list[Times], anchors: list[Times], average: Callable[[Times], float] = statistics.median
+) -> list[float]:
+    """Each round's ratio of medians (or of ``average``)."""
+    return [average(v) / average(a) for v, a in zip(values, anchors, strict=True)]
 
 
 def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
