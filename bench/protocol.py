@@ -1,11 +1,14 @@
 """Per-move cost of the match runner with a trivial bot, against a raw pipe ping-pong floor.
 
-Figures measured in one run, on one core, for the same moves and the same request lines:
+Figures measured in one run, for the same moves and the same request lines, with the referee
+and the bots on the cores the runner gives them (see below):
 
 - engine: building each request in-process (legal actions, observation, encoding) and applying
   the action;
 - floor: in that same in-process match, each request line sent to the same trivial bot over raw
-  pipes (``os.write``, then ``poll`` + ``os.read`` until the answer line), timed alone;
+  pipes (``os.write``, then ``poll`` + ``os.read`` until the answer line), timed alone; one bot
+  process per seat, each on its seat's core, and the bench on seat 0's core, as the runner
+  places its bots and the referee;
 - runner exchange: inside ``arena.runner.run_match`` with that bot in every seat, the time from
   sending a request to holding the decoded answer (the step's ``time_ms``): the referee's
   protocol overhead, directly comparable with the floor;
@@ -45,6 +48,7 @@ ratio.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 import select
@@ -107,23 +111,27 @@ def write_bot(folder: Path, mode: str) -> Path:
 
 
 def engine_and_floor(
-    game: Game, seed: int, bot: Path, core: int, mode: str
+    game: Game, seed: int, bot: Path, cores: list[int | None], mode: str
 ) -> tuple[Times, Times, list[int]]:
     """Play index 0 everywhere in-process, each request also sent to the bot over raw pipes.
 
     Returns the engine time per move (building the request as the referee does in ``mode``,
     applying the action), the raw round-trip time per move and the request lines' sizes. The
     engine work between round trips is the same as in the runner, so both see the same cache
-    state.
+    state. Each seat has a bot process of its own on ``cores[seat]``, and this process runs on
+    seat 0's core, as the runner places the referee and the bots.
     """
     state = game.new_state(seed)
     feeds = [ObservationFeed(mode) for _ in range(game.players)]
     engine: Times = []
     floor: Times = []
     sizes: list[int] = []
-    with raw_bot(bot, core, mode) as (out_fd, in_fd):
+    with contextlib.ExitStack() as stack:
+        pipes = [stack.enter_context(raw_bot(bot, core, mode)) for core in cores]
+        stack.enter_context(pinned(cores[0]))
         while not state.is_terminal():
             started = time.perf_counter()
+            out_fd, in_fd = pipes[state.current_player()]
             line = request_line(state, len(engine) + 1, feeds)
             state.apply_action(state.legal_actions()[0])
             engine.append(time.perf_counter() - started)
@@ -132,6 +140,18 @@ def engine_and_floor(
             floor.append(time.perf_counter() - started)
             sizes.append(len(line))
     return engine, floor, sizes
+
+
+@contextmanager
+def pinned(core: int | None) -> Iterator[None]:
+    """This process on ``core`` (nowhere in particular if None) for the block."""
+    before = os.sched_getaffinity(0)
+    if core is not None:
+        os.sched_setaffinity(0, {core})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def request_line(state: State, request_id: int, feeds: list[ObservationFeed]) -> bytes:
@@ -152,14 +172,20 @@ def request_line(state: State, request_id: int, feeds: list[ObservationFeed]) ->
 
 
 @contextmanager
-def raw_bot(bot: Path, core: int, mode: str) -> Iterator[tuple[int, int]]:
-    """The trivial bot as a bare subprocess on ``core``, past its hello; its (stdin, stdout)."""
+def raw_bot(bot: Path, core: int | None, mode: str) -> Iterator[tuple[int, int]]:
+    """The trivial bot as a bare subprocess on ``core``, past its hello; its (stdin, stdout).
+
+    In a session of its own, as every sandbox starts a bot: where the kernel groups the tasks
+    of a session for fair shares of a core (autogroups), a bot in the bench's own session
+    would be woken within the bench's share, which no bot of the runner is.
+    """
     proc = subprocess.Popen(
         ["/usr/bin/python3", "bot.py", mode],
         cwd=bot,
+        start_new_session=True,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        preexec_fn=lambda: os.sched_setaffinity(0, {core}),
+        preexec_fn=None if core is None else lambda: os.sched_setaffinity(0, {core}),
     )
     assert proc.stdin and proc.stdout
     out_fd, in_fd = proc.stdin.fileno(), proc.stdout.fileno()
@@ -231,10 +257,10 @@ def main() -> None:
     args = parser.parse_args()
     global OWN_CORES
     OWN_CORES = not args.shared_core
-    cores = seat_cores(args.players, OWN_CORES)
+    cores: list[int | None] = [None] * args.players
+    if not args.no_pin:
+        cores = seat_cores(args.players, OWN_CORES)
     game = make_game(args.game, players=args.players, params={"deals": args.deals})
-    every_core = os.sched_getaffinity(0)
-    core = sorted(every_core)[os.getpid() % len(every_core)]
     figures: dict[str, list[Times]] = {}
     sizes: dict[str, list[int]] = {}
     boxes = freezing_boxes(args.no_bwrap)
@@ -242,12 +268,9 @@ def main() -> None:
         bots = {mode: write_bot(Path(tmp) / mode, mode) for mode in MODES}
         for _ in range(args.rounds):  # alternating passes share the same background load
             for mode in MODES:
-                os.sched_setaffinity(0, {core})
                 engine, floor, sizes[mode] = engine_and_floor(
-                    game, args.seed, bots[mode], core, mode
+                    game, args.seed, bots[mode], cores, mode
                 )
-                if args.no_pin:
-                    os.sched_setaffinity(0, every_core)
                 runner, exchange = runner_pass(game, args.seed, bots[mode], pin=not args.no_pin)
                 passes = {"engine": engine, "floor": floor, "exchange": exchange, "runner": runner}
                 for key, values in passes.items():
