@@ -13,7 +13,10 @@ and the bots on the cores the runner gives them (see below):
   sending a request to holding the decoded answer (the step's ``time_ms``): the referee's
   protocol overhead, directly comparable with the floor;
 - runner per move: the time between successive decisions in that match, everything included
-  (engine, exchange, policing, replay recording).
+  (engine, exchange, policing, replay recording);
+- CPU per move: this process's CPU time per move in the runner pass against that of the
+  in-process pass (engine and raw pipes): what the referee itself spends, which a busy machine
+  hardly moves, where the times above include waiting for a core.
 
 Freezing: the same match is also played under bubblewrap (where bots are frozen between their
 turns, and each move ends only once the bot has really stopped, as in production) and under
@@ -129,6 +132,7 @@ def engine_and_floor(
     with contextlib.ExitStack() as stack:
         pipes = [stack.enter_context(raw_bot(bot, core, mode)) for core in cores]
         stack.enter_context(pinned(cores[0]))
+        cpu = time.process_time()
         while not state.is_terminal():
             started = time.perf_counter()
             out_fd, in_fd = pipes[state.current_player()]
@@ -139,7 +143,15 @@ def engine_and_floor(
             round_trip(out_fd, in_fd, line)
             floor.append(time.perf_counter() - started)
             sizes.append(len(line))
+        CPU.setdefault(f"{mode} in-process", []).append((time.process_time() - cpu) / len(engine))
     return engine, floor, sizes
+
+
+CPU: dict[str, list[float]] = {}
+"""CPU seconds of this process per move, per pass: ``<mode> in-process`` (engine and raw
+pipes, ``engine_and_floor``) and ``<mode> runner`` (the whole match in ``run_match``, bots
+started and stopped included). Unlike the wall-clock figures, a busy machine hardly moves
+them: they count what this process does, not how long it waits for a core."""
 
 
 @contextmanager
@@ -216,7 +228,12 @@ OWN_CORES = True
 
 
 def runner_pass(
-    game: Game, seed: int, bot: Path, pin: bool, sandbox: Sandbox | None = None
+    game: Game,
+    seed: int,
+    bot: Path,
+    pin: bool,
+    sandbox: Sandbox | None = None,
+    cpu_key: str | None = None,
 ) -> tuple[list[float], list[float]]:
     """Play the match through the runner; per-move times and exchange times, in seconds."""
     stamps: list[float] = []
@@ -226,6 +243,7 @@ def runner_pass(
 
     manifest = load_bot(bot)
     started = time.perf_counter()
+    cpu = time.process_time()
     outcome = run_match(
         game,
         [manifest] * game.players,
@@ -236,6 +254,8 @@ def runner_pass(
         pin_cpu=pin,
         own_cores=OWN_CORES,
     )
+    if cpu_key is not None:
+        CPU.setdefault(cpu_key, []).append((time.process_time() - cpu) / len(stamps))
     stamps.insert(0, started)
     per_move = [b - a for a, b in itertools.pairwise(stamps)][1:]
     exchanges = [step["time_ms"] / 1000 for step in outcome.replay["steps"]]
@@ -271,7 +291,9 @@ def main() -> None:
                 engine, floor, sizes[mode] = engine_and_floor(
                     game, args.seed, bots[mode], cores, mode
                 )
-                runner, exchange = runner_pass(game, args.seed, bots[mode], pin=not args.no_pin)
+                runner, exchange = runner_pass(
+                    game, args.seed, bots[mode], not args.no_pin, cpu_key=f"{mode} runner"
+                )
                 passes = {"engine": engine, "floor": floor, "exchange": exchange, "runner": runner}
                 for key, values in passes.items():
                     figures.setdefault(f"{mode} {key}", []).append(values)
@@ -318,6 +340,10 @@ def report(
         ratios[f"{mode} exchange"] = statistics.median(paired)
         ratios[f"{mode} move"] = medians[f"{mode} runner"] / medians[f"{mode} floor"]
         ratios[f"{mode} p50"] = p50
+        in_process = statistics.median(CPU[f"{mode} in-process"])
+        runner_cpu = statistics.median(CPU[f"{mode} runner"])
+        print(f"  CPU per move: runner {runner_cpu * 1e6:.1f} us, engine and raw pipes "
+              f"{in_process * 1e6:.1f} us, ratio {runner_cpu / in_process:.2f}")  # fmt: skip
         print(f"  {mode}: exchange ratio {ratios[f'{mode} exchange']:.2f}, "
               f"per move / floor {ratios[f'{mode} move']:.2f}")  # fmt: skip
     if frozen:
