@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from arena import cards
-from arena.cards import ACE, Card, Suit
+from arena.cards import ACE, Suit
 from arena.games import beating
 from arena.games.base import (
     JSON,
@@ -33,7 +33,6 @@ from arena.games.base import (
 )
 from arena.games.beating import (
     BEAT,
-    BEAT_MASKS,
     CHOOSE,
     CHOOSE_TRUMP,
     EV_BEAT,
@@ -46,6 +45,7 @@ from arena.games.beating import (
     OVER,
     PICK_UP,
     RESPOND,
+    RESPONSES,
     SECOND,
     SECOND_MODE,
     BeatingState,
@@ -59,40 +59,9 @@ PACK_SIZE = 36
 
 EV_TRANSFER, EV_OUT, EV_CHOOSE = range(4, 7)
 
-_Response = tuple[int, tuple[tuple[Action, ...], ...], int, tuple[tuple[Action, ...], ...], int]
 
-
-_LEAD_ACTIONS, _BEAT_ACTIONS, _SECOND_ACTIONS = (
-    beating.ACTION_TABLES[b] for b in (LEAD, BEAT, SECOND)
-)
+_LEAD_ACTIONS, _SECOND_ACTIONS = (beating.ACTION_TABLES[b] for b in (LEAD, SECOND))
 _BITS = tuple(1 << c for c in range(64))
-_SHIFTS = (5, 21, 37, 53)
-"""Where each suit's ten rank bits (ranks 5 up) start in a hand."""
-_BEAT_TAKE = tuple(tuple((*beats, PICK_UP) for beats in suit) for suit in _BEAT_ACTIONS)
-"""The beats of a suit's rank pattern followed by the pick-up."""
-_NO_BEATS: tuple[tuple[Action, ...], ...] = ((),) * 1024
-
-
-def _response_row(trump: Suit, top: Card) -> _Response:
-    """How a player with ``trump`` answers ``top``: the mask of the cards that beat it, then
-    the action table and shift of the lower suit that can beat (none if both are the trump),
-    then those of the higher one, whose table ends with the pick-up."""
-    suit = top >> 4
-    low, high = sorted((suit, trump))
-    if low == high:
-        return BEAT_MASKS[trump][top], _NO_BEATS, 0, _BEAT_TAKE[high], _SHIFTS[high]
-    return (
-        BEAT_MASKS[trump][top],
-        _BEAT_ACTIONS[low],
-        _SHIFTS[low],
-        _BEAT_TAKE[high],
-        _SHIFTS[high],
-    )
-
-
-_RESPONSES = tuple(tuple(_response_row(t, top) for top in range(64)) for t in range(4))
-"""``_RESPONSES[trump][top]``: ``_response_row(trump, top)``. Only the two suits of the mask
-can beat, so the higher one's pattern needs no mask of its own after the shift."""
 
 
 class SvoiKozyri(Game):
@@ -222,7 +191,7 @@ class SvoiKozyriState(BeatingState):
     def _begin_play(self) -> None:
         """Hand over the sixes, then the player left of the dealer leads."""
         self._transfer_sixes()
-        self._responses = [_RESPONSES[t] for t in self._trumps]
+        self._responses = [RESPONSES[t] for t in self._trumps]
         self._mode = LEAD_MODE
         self._to_move = (self._dealer + 1) % self._n
         self._note_position()
@@ -258,7 +227,7 @@ class SvoiKozyriState(BeatingState):
             self._trumps = [cards.parse_suit(s) for s in trumps]
         else:
             self._trumps = list(range(self._n))
-        self._responses = [_RESPONSES[t] for t in self._trumps]
+        self._responses = [RESPONSES[t] for t in self._trumps]
         self._active = [h != 0 for h in self._hands]
         self._link_seats()
         self._known = [0] * self._n
