@@ -139,6 +139,9 @@ class Connection:
         self.detached = False
         self.apart = False
         """True when the bot runs on a core the referee does not (set by the referee)."""
+        self._stderr_seen = False
+        """True when the last line came from a wait that also looked at this bot's stderr (and
+        drained whatever it held): ``drain_waiting_stderr`` need not look again."""
         self._poll_cache: tuple[list[Connection], select.poll, dict[int, Connection]] | None = None
         self._stderr_poll = select.poll()
         self._stderr_poll.register(process.stderr_fd, select.POLLIN)
@@ -252,6 +255,7 @@ class Connection:
 
         ``others`` are the other bots whose stderr is drained meanwhile.
         """
+        self._stderr_seen = False
         if self.lines:
             return ReadEvent.LINE
         if not self.stdout_open:
@@ -278,16 +282,20 @@ class Connection:
     def _wait_line(
         self, deadline: float | None, poller: select.poll, owners: dict[int, Connection]
     ) -> ReadEvent:
+        """Poll until stdout gives an event; every stderr reported by the same poll is drained
+        first, so what a bot logged before its answer is in hand with the answer."""
         stdout_fd = self.process.stdout_fd
         while True:
             timeout = _ms_until(deadline)
+            event: ReadEvent | None = None
             for fd, _ in poller.poll(timeout):
                 if fd == stdout_fd:
                     event = self._read_stdout()
                 else:
-                    event = self._on_readable(fd, owners, poller)
-                if event is not None:
-                    return event
+                    self._on_readable(fd, owners, poller)
+            if event is not None:
+                self._stderr_seen = owners.get(self.process.stderr_fd) is self
+                return event
             if deadline is not None and time.perf_counter() >= deadline:
                 return ReadEvent.TIMEOUT
 
@@ -312,9 +320,7 @@ class Connection:
         self._poll_cache = (others, poller, owners)
         return poller, owners
 
-    def _on_readable(
-        self, fd: int, owners: dict[int, Connection], poller: select.poll
-    ) -> ReadEvent | None:
+    def _on_readable(self, fd: int, owners: dict[int, Connection], poller: select.poll) -> None:
         """A stderr to drain or, while writing, room in this bot's stdin."""
         if fd == self.process.stdin_fd:
             if not self.flush() or not self.outbox:
@@ -322,7 +328,6 @@ class Connection:
                 del owners[fd]
         elif not owners[fd].drain_stderr():
             self._forget(fd, owners, poller)
-        return None
 
     def _forget(self, fd: int, owners: dict[int, Connection], poller: select.poll) -> None:
         """Stop polling a closed pipe; the cached poller no longer fits the table."""
@@ -391,7 +396,11 @@ class Connection:
 
     def drain_waiting_stderr(self) -> None:
         """``drain_stderr`` if stderr has something to read (or has closed): a poll costs
-        less than a read that finds nothing, for which Python builds an exception."""
+        less than a read that finds nothing, for which Python builds an exception. Nothing
+        when the wait that brought the last line has just done that (``_stderr_seen``)."""
+        if self._stderr_seen:
+            self._stderr_seen = False
+            return
         if self.stderr_open and self._stderr_poll.poll(0):
             self.drain_stderr()
 

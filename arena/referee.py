@@ -456,6 +456,8 @@ class Referee:
         deadline = started + self.tc.move_s + seat.bank_s if self.tc.timeouts else None
         reply, status, message = self._exchange(seat, sent, deadline)
         elapsed = time.perf_counter() - started
+        if sent:  # the bot has it: its next delta builds on this observation
+            seat.feed.commit()
         self._charge(seat, elapsed)
         self._answered = _Stopping(seat, time.perf_counter(), elapsed)
         if not KEEP_RUNNING_FOR_OWN_MOVE:
@@ -566,7 +568,6 @@ class Referee:
                 unread = f"{len(conn.outbox)} bytes of earlier messages still unread"
                 return None, SeatStatus.TIMEOUT, f"does not read its input ({unread})"
             return None, SeatStatus.CRASH, self._crash_message(seat)
-        seat.feed.commit()  # the bot has it: its next delta builds on this observation
         while True:
             event = conn.read_line(deadline, self._others(seat))
             if event is ReadEvent.TIMEOUT:

@@ -52,6 +52,8 @@ CASES = (
         {"players": 4, "num_cards_per_suit": 9, "num_tricks_fixed": 8},
     ),
     Case("kozyr-boys", "kozyr-boys", 3, "skat", {}),
+    # Two-player Svoi Kozyri with open hands: the two-player crazy_eights is the nearest shape.
+    Case("challenge", "challenge", 2, "crazy_eights", {"players": 2}),
     # One betting round over three hole cards from a 36-card pack, antes of 10, raises of 10.
     Case(
         "svara",

@@ -1,16 +1,22 @@
 """Per-move cost of the match runner with a trivial bot, against a raw pipe ping-pong floor.
 
-Figures measured in one run, on one core, for the same moves and the same request lines:
+Figures measured in one run, for the same moves and the same request lines, with the referee
+and the bots on the cores the runner gives them (see below):
 
 - engine: building each request in-process (legal actions, observation, encoding) and applying
   the action;
 - floor: in that same in-process match, each request line sent to the same trivial bot over raw
-  pipes (``os.write``, then ``poll`` + ``os.read`` until the answer line), timed alone;
+  pipes (``os.write``, then ``poll`` + ``os.read`` until the answer line), timed alone; one bot
+  process per seat, each on its seat's core, and the bench on seat 0's core, as the runner
+  places its bots and the referee;
 - runner exchange: inside ``arena.runner.run_match`` with that bot in every seat, the time from
   sending a request to holding the decoded answer (the step's ``time_ms``): the referee's
   protocol overhead, directly comparable with the floor;
 - runner per move: the time between successive decisions in that match, everything included
-  (engine, exchange, policing, replay recording).
+  (engine, exchange, policing, replay recording);
+- CPU per move: this process's CPU time per move in the runner pass against that of the
+  in-process pass (engine and raw pipes): what the referee itself spends, which a busy machine
+  hardly moves, where the times above include waiting for a core.
 
 Freezing: the same match is also played under bubblewrap (where bots are frozen between their
 turns, and each move ends only once the bot has really stopped, as in production) and under
@@ -52,6 +58,7 @@ ratio.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import os
 import select
@@ -115,23 +122,28 @@ def write_bot(folder: Path, mode: str) -> Path:
 
 
 def engine_and_floor(
-    game: Game, seed: int, bot: Path, core: int, mode: str
+    game: Game, seed: int, bot: Path, cores: list[int | None], mode: str
 ) -> tuple[Times, Times, list[int]]:
     """Play index 0 everywhere in-process, each request also sent to the bot over raw pipes.
 
     Returns the engine time per move (building the request as the referee does in ``mode``,
     applying the action), the raw round-trip time per move and the request lines' sizes. The
     engine work between round trips is the same as in the runner, so both see the same cache
-    state.
+    state. Each seat has a bot process of its own on ``cores[seat]``, and this process runs on
+    seat 0's core, as the runner places the referee and the bots.
     """
     state = game.new_state(seed)
     feeds = [ObservationFeed(mode) for _ in range(game.players)]
     engine: Times = []
     floor: Times = []
     sizes: list[int] = []
-    with raw_bot(bot, core, mode) as (out_fd, in_fd):
+    with contextlib.ExitStack() as stack:
+        pipes = [stack.enter_context(raw_bot(bot, core, mode)) for core in cores]
+        stack.enter_context(pinned(cores[0]))
+        cpu = time.process_time()
         while not state.is_terminal():
             started = time.perf_counter()
+            out_fd, in_fd = pipes[state.current_player()]
             line = request_line(state, len(engine) + 1, feeds)
             state.apply_action(state.legal_actions()[0])
             engine.append(time.perf_counter() - started)
@@ -139,7 +151,27 @@ def engine_and_floor(
             round_trip(out_fd, in_fd, line)
             floor.append(time.perf_counter() - started)
             sizes.append(len(line))
+        CPU.setdefault(f"{mode} in-process", []).append((time.process_time() - cpu) / len(engine))
     return engine, floor, sizes
+
+
+CPU: dict[str, list[float]] = {}
+"""CPU seconds of this process per move, per pass: ``<mode> in-process`` (engine and raw
+pipes, ``engine_and_floor``) and ``<mode> runner`` (the whole match in ``run_match``, bots
+started and stopped included). Unlike the wall-clock figures, a busy machine hardly moves
+them: they count what this process does, not how long it waits for a core."""
+
+
+@contextmanager
+def pinned(core: int | None) -> Iterator[None]:
+    """This process on ``core`` (nowhere in particular if None) for the block."""
+    before = os.sched_getaffinity(0)
+    if core is not None:
+        os.sched_setaffinity(0, {core})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def request_line(state: State, request_id: int, feeds: list[ObservationFeed]) -> bytes:
@@ -160,14 +192,20 @@ def request_line(state: State, request_id: int, feeds: list[ObservationFeed]) ->
 
 
 @contextmanager
-def raw_bot(bot: Path, core: int, mode: str) -> Iterator[tuple[int, int]]:
-    """The trivial bot as a bare subprocess on ``core``, past its hello; its (stdin, stdout)."""
+def raw_bot(bot: Path, core: int | None, mode: str) -> Iterator[tuple[int, int]]:
+    """The trivial bot as a bare subprocess on ``core``, past its hello; its (stdin, stdout).
+
+    In a session of its own, as every sandbox starts a bot: where the kernel groups the tasks
+    of a session for fair shares of a core (autogroups), a bot in the bench's own session
+    would be woken within the bench's share, which no bot of the runner is.
+    """
     proc = subprocess.Popen(
         ["/usr/bin/python3", "bot.py", mode],
         cwd=bot,
+        start_new_session=True,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        preexec_fn=lambda: os.sched_setaffinity(0, {core}),
+        preexec_fn=None if core is None else lambda: os.sched_setaffinity(0, {core}),
     )
     assert proc.stdin and proc.stdout
     out_fd, in_fd = proc.stdin.fileno(), proc.stdout.fileno()
@@ -198,7 +236,12 @@ OWN_CORES = True
 
 
 def runner_pass(
-    game: Game, seed: int, bot: Path, pin: bool, sandbox: Sandbox | None = None
+    game: Game,
+    seed: int,
+    bot: Path,
+    pin: bool,
+    sandbox: Sandbox | None = None,
+    cpu_key: str | None = None,
 ) -> tuple[list[float], list[float]]:
     """Play the match through the runner; per-move times and exchange times, in seconds."""
     stamps: list[float] = []
@@ -208,6 +251,7 @@ def runner_pass(
 
     manifest = load_bot(bot)
     started = time.perf_counter()
+    cpu = time.process_time()
     outcome = run_match(
         game,
         [manifest] * game.players,
@@ -218,6 +262,8 @@ def runner_pass(
         pin_cpu=pin,
         own_cores=OWN_CORES,
     )
+    if cpu_key is not None:
+        CPU.setdefault(cpu_key, []).append((time.process_time() - cpu) / len(stamps))
     stamps.insert(0, started)
     per_move = [b - a for a, b in itertools.pairwise(stamps)][1:]
     exchanges = [step["time_ms"] / 1000 for step in outcome.replay["steps"]]
@@ -239,10 +285,10 @@ def main() -> None:
     args = parser.parse_args()
     global OWN_CORES
     OWN_CORES = not args.shared_core
-    cores = seat_cores(args.players, OWN_CORES)
+    cores: list[int | None] = [None] * args.players
+    if not args.no_pin:
+        cores = seat_cores(args.players, OWN_CORES)
     game = make_game(args.game, players=args.players, params={"deals": args.deals})
-    every_core = os.sched_getaffinity(0)
-    core = sorted(every_core)[os.getpid() % len(every_core)]
     figures: dict[str, list[Times]] = {}
     sizes: dict[str, list[int]] = {}
     boxes = freezing_boxes(args.no_bwrap)
@@ -250,13 +296,12 @@ def main() -> None:
         bots = {mode: write_bot(Path(tmp) / mode, mode) for mode in MODES}
         for _ in range(args.rounds):  # alternating passes share the same background load
             for mode in MODES:
-                os.sched_setaffinity(0, {core})
                 engine, floor, sizes[mode] = engine_and_floor(
-                    game, args.seed, bots[mode], core, mode
+                    game, args.seed, bots[mode], cores, mode
                 )
-                if args.no_pin:
-                    os.sched_setaffinity(0, every_core)
-                runner, exchange = runner_pass(game, args.seed, bots[mode], pin=not args.no_pin)
+                runner, exchange = runner_pass(
+                    game, args.seed, bots[mode], not args.no_pin, cpu_key=f"{mode} runner"
+                )
                 passes = {"engine": engine, "floor": floor, "exchange": exchange, "runner": runner}
                 for key, values in passes.items():
                     figures.setdefault(f"{mode} {key}", []).append(values)
@@ -304,6 +349,10 @@ def report(
         ratios[f"{mode} exchange"] = statistics.median(paired)
         ratios[f"{mode} move"] = medians[f"{mode} runner"] / medians[f"{mode} floor"]
         ratios[f"{mode} p50"] = p50
+        in_process = statistics.median(CPU[f"{mode} in-process"])
+        runner_cpu = statistics.median(CPU[f"{mode} runner"])
+        print(f"  CPU per move: runner {runner_cpu * 1e6:.1f} us, engine and raw pipes "
+              f"{in_process * 1e6:.1f} us, ratio {runner_cpu / in_process:.2f}")  # fmt: skip
         print(f"  {mode}: exchange ratio {ratios[f'{mode} exchange']:.2f}, "
               f"per move / floor {ratios[f'{mode} move']:.2f}")  # fmt: skip
     if frozen:

@@ -98,6 +98,33 @@ ACTION_TABLES = _build_action_tables()
 """``ACTION_TABLES[base][suit][pattern]``: the actions of the cards of ``suit`` whose ranks are the
 set bits of ``pattern`` (bit 0 is rank 5), as a tuple."""
 
+SUIT_SHIFTS = (5, 21, 37, 53)
+"""Where each suit's ten rank bits (ranks 5 up) start in a hand."""
+
+ActionTable = tuple[tuple[Action, ...], ...]
+Response = tuple[int, ActionTable, int, ActionTable, int]
+
+
+_TAKES = tuple(tuple((*actions, PICK_UP) for actions in ACTION_TABLES[BEAT][s]) for s in range(4))
+_NO_BEATS: ActionTable = ((),) * 1024
+
+
+def _response_row(trump: Suit, top: Card) -> Response:
+    """How a player with ``trump`` answers ``top``: the mask of the cards that beat it, then
+    the action table and shift of the lower suit that can beat (a table of nothing if both
+    are the trump), then those of the higher one, whose table ends with the pick-up."""
+    low, high = sorted((top >> 4, trump))
+    if low == high:
+        return BEAT_MASKS[trump][top], _NO_BEATS, 0, _TAKES[high], SUIT_SHIFTS[high]
+    beats = ACTION_TABLES[BEAT]
+    return BEAT_MASKS[trump][top], beats[low], SUIT_SHIFTS[low], _TAKES[high], SUIT_SHIFTS[high]
+
+
+RESPONSES = tuple(tuple(_response_row(t, top) for top in range(64)) for t in range(4))
+"""``RESPONSES[trump][top]``: ``_response_row(trump, top)``. The legal answers are
+``[*lower[beat >> shift & 1023], *higher[beat >> higher_shift]]``, ``beat`` being the hand
+masked: only the mask's two suits can beat, so the higher one needs no mask after its shift."""
+
 
 def card_actions(hand: int, base: int) -> list[Action]:
     """The actions ``base + card`` for every card of the bitmask ``hand``, ascending."""

@@ -21,6 +21,7 @@ from arena.games.base import (
     EventLog,
     Game,
     GameSpec,
+    IllegalActionError,
     Param,
     Result,
     State,
@@ -29,14 +30,20 @@ from arena.games.base import (
     shuffle,
 )
 from arena.games.beating import (
+    BEAT_MASKS,
     CHOOSE,
     CHOOSE_SIDE,
     CHOOSE_TRUMP,
     EV_BEAT,
+    EV_LEAD,
     EV_PICK_UP,
+    EV_SECOND,
     LEAD_MODE,
     OVER,
+    PICK_UP,
     RESPOND,
+    RESPONSES,
+    SECOND,
     SECOND_MODE,
     BeatingState,
 )
@@ -45,6 +52,8 @@ MODE_NAMES = ("choose", "lead", "respond", "lead_after_exit", "second", "over")
 """Challenge never uses ``lead_after_exit``: a player who empties their hand has won."""
 
 TAKE_WORD = "take"
+
+_LEAD_ACTIONS, _SECOND_ACTIONS = (beating.ACTION_TABLES[b] for b in (beating.LEAD, SECOND))
 
 # Default suits: the dealer owns spades (trump) and clubs, the opponent hearts (trump) and
 # diamonds; the mirror swaps spades with hearts and clubs with diamonds.
@@ -285,6 +294,80 @@ class ChallengeState(BeatingState):
     def _trump(self, seat: int) -> Suit:
         return self._suits[0 if seat == self._dealer else 2]
 
+    def legal_actions(self) -> list[Action]:
+        # The modes of nearly every move looked up in tables, as in Svoi Kozyri; nothing is
+        # cached: ``apply_action`` checks a card against the hand's bits.
+        mode = self._mode
+        if mode == RESPOND:
+            seat = self._to_move
+            trump = self._suits[0 if seat == self._dealer else 2]
+            mask, low, low_shift, high, high_shift = RESPONSES[trump][self._pile.cards[-1]]
+            beat = self._hands[seat] & mask
+            return [*low[beat >> low_shift & 1023], *high[beat >> high_shift]]
+        if mode in (LEAD_MODE, SECOND_MODE):
+            hand = self._hands[self._to_move]
+            s, h, d, c = _LEAD_ACTIONS if mode == LEAD_MODE else _SECOND_ACTIONS
+            return [
+                *s[hand >> 5 & 1023],
+                *h[hand >> 21 & 1023],
+                *d[hand >> 37 & 1023],
+                *c[hand >> 53 & 1023],
+            ]
+        return self._compute_legal()
+
+    def apply_action(self, action: Action) -> None:
+        # ``_play_card`` and ``_guard_deal`` in one body; a card's legality is read from the
+        # hand's bits (and the beating mask) instead of a search of the legal list.
+        seat = self._to_move
+        hands = self._hands
+        pile = self._pile
+        mode = self._mode
+        if action < PICK_UP:  # a negative action has no mode's kind, so it is refused below
+            card = action & 63
+            kind = action >> 6  # the range (lead, beat, second) is the event kind
+            hand = hands[seat]
+            legal = 0
+            if mode == RESPOND:
+                if kind == EV_BEAT:
+                    legal = hand & BEAT_MASKS[self._trump(seat)][pile.cards[-1]]
+            elif mode == LEAD_MODE:
+                legal = hand if kind == EV_LEAD else 0
+            elif mode == SECOND_MODE:
+                legal = hand if kind == EV_SECOND else 0
+            if not legal >> card & 1:
+                raise IllegalActionError(self._illegal_message(action))
+            hand ^= 1 << card
+            hands[seat] = hand
+            pile.cards.append(card)
+            pile.key = pile.key << 6 | card
+            self._history.append((kind, seat, card))
+            if not hand:
+                self._hand_emptied(seat)  # the deal is over
+                return
+            if kind == EV_BEAT:
+                mode = self._mode = SECOND_MODE
+            else:
+                mode = self._mode = RESPOND
+                seat = self._to_move = 1 - seat
+        elif action == PICK_UP and mode == RESPOND:
+            self._pick_up(seat)
+            seat, mode = self._to_move, self._mode
+        elif action in self._compute_legal():
+            self._choose(seat, action)
+            return
+        else:
+            raise IllegalActionError(self._illegal_message(action))
+        turns = self._turns = self._turns + 1
+        if turns >= self.game.turn_cap:
+            self._end_at_cap()
+            return
+        # ``_note_position``'s key, built without unpacking.
+        key = (pile.key, seat, mode, hands[0], hands[1])
+        seen = self._seen
+        count = seen[key] = seen.get(key, 0) + 1
+        if count >= 3:
+            self._end_deal(None, "repetition")
+
     def _other_legal(self) -> list[Action]:
         base = CHOOSE_SIDE if len(self._suits) == 1 else CHOOSE_TRUMP
         return [base + s for s in range(4) if s not in self._suits]
@@ -339,10 +422,14 @@ class ChallengeState(BeatingState):
         """Third repetition of a position draws; at the cap, fewer cards wins."""
         self._turns += 1
         if self._turns >= self.game.turn_cap:
-            a, b = (h.bit_count() for h in self._hands)
-            self._end_deal(None if a == b else (0 if a < b else 1), "turn_cap")
+            self._end_at_cap()
         elif self._note_position() >= 3:
             self._end_deal(None, "repetition")
+
+    def _end_at_cap(self) -> None:
+        """The turn cap: fewer cards wins."""
+        a, b = (h.bit_count() for h in self._hands)
+        self._end_deal(None if a == b else (0 if a < b else 1), "turn_cap")
 
     def _end_deal(self, winner: int | None, reason: str) -> None:
         self._results.append(

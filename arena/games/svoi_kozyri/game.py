@@ -33,7 +33,6 @@ from arena.games.base import (
 )
 from arena.games.beating import (
     BEAT,
-    BEAT_MASKS,
     CHOOSE,
     CHOOSE_TRUMP,
     EV_BEAT,
@@ -46,6 +45,7 @@ from arena.games.beating import (
     OVER,
     PICK_UP,
     RESPOND,
+    RESPONSES,
     SECOND,
     SECOND_MODE,
     BeatingState,
@@ -60,14 +60,8 @@ PACK_SIZE = 36
 EV_TRANSFER, EV_OUT, EV_CHOOSE = range(4, 7)
 
 
-_LEAD_ACTIONS, _BEAT_ACTIONS, _SECOND_ACTIONS = (
-    beating.ACTION_TABLES[b] for b in (LEAD, BEAT, SECOND)
-)
+_LEAD_ACTIONS, _SECOND_ACTIONS = (beating.ACTION_TABLES[b] for b in (LEAD, SECOND))
 _BITS = tuple(1 << c for c in range(64))
-_SHIFTS = (5, 21, 37, 53)
-"""Where each suit's ten rank bits (ranks 5 up) start in a hand."""
-_BEAT_TAKE = tuple(tuple((*beats, PICK_UP) for beats in suit) for suit in _BEAT_ACTIONS)
-"""The beats of a suit's rank pattern followed by the pick-up."""
 
 
 class SvoiKozyri(Game):
@@ -142,6 +136,7 @@ class SvoiKozyriState(BeatingState):
         "_next",
         "_once",
         "_pile",
+        "_responses",
         "_results",
         "_to_move",
         "_trumps",
@@ -196,6 +191,7 @@ class SvoiKozyriState(BeatingState):
     def _begin_play(self) -> None:
         """Hand over the sixes, then the player left of the dealer leads."""
         self._transfer_sixes()
+        self._responses = [RESPONSES[t] for t in self._trumps]
         self._mode = LEAD_MODE
         self._to_move = (self._dealer + 1) % self._n
         self._note_position()
@@ -231,6 +227,7 @@ class SvoiKozyriState(BeatingState):
             self._trumps = [cards.parse_suit(s) for s in trumps]
         else:
             self._trumps = list(range(self._n))
+        self._responses = [RESPONSES[t] for t in self._trumps]
         self._active = [h != 0 for h in self._hands]
         self._link_seats()
         self._known = [0] * self._n
@@ -266,21 +263,9 @@ class SvoiKozyriState(BeatingState):
         mode = self._mode
         seat = self._to_move
         if mode == RESPOND:
-            top = self._pile.cards[-1]
-            trump = self._trumps[seat]
-            beat = self._hands[seat] & BEAT_MASKS[trump][top]
-            suit = top >> 4  # only the top card's suit and the own trump can beat it
-            if suit == trump:
-                return list(_BEAT_TAKE[suit][beat >> _SHIFTS[suit] & 1023])
-            if suit < trump:
-                return [
-                    *_BEAT_ACTIONS[suit][beat >> _SHIFTS[suit] & 1023],
-                    *_BEAT_TAKE[trump][beat >> _SHIFTS[trump] & 1023],
-                ]
-            return [
-                *_BEAT_ACTIONS[trump][beat >> _SHIFTS[trump] & 1023],
-                *_BEAT_TAKE[suit][beat >> _SHIFTS[suit] & 1023],
-            ]
+            mask, low, low_shift, high, high_shift = self._responses[seat][self._pile.cards[-1]]
+            beat = self._hands[seat] & mask
+            return [*low[beat >> low_shift & 1023], *high[beat >> high_shift]]
         if mode in (LEAD_MODE, SECOND_MODE):
             hand = self._hands[seat]
             s, h, d, c = _LEAD_ACTIONS if mode == LEAD_MODE else _SECOND_ACTIONS
@@ -305,7 +290,7 @@ class SvoiKozyriState(BeatingState):
             kind = action >> 6  # the range (lead, beat, second) is the event kind
             hand = hands[seat]
             if mode == RESPOND:
-                legal = kind == EV_BEAT and hand & BEAT_MASKS[self._trumps[seat]][pile.cards[-1]]
+                legal = kind == EV_BEAT and hand & self._responses[seat][pile.cards[-1]][0]
             elif mode == LEAD_MODE:
                 legal = kind == EV_LEAD and hand
             elif mode == SECOND_MODE:
@@ -357,11 +342,11 @@ class SvoiKozyriState(BeatingState):
         n = self._n
         key: tuple[int, ...]
         if n == 4:
-            key = (pile.key, seat, mode, hands[0], hands[1], hands[2], hands[3])
-        elif n == 3:
             key = (pile.key, seat, mode, hands[0], hands[1], hands[2])
+        elif n == 3:
+            key = (pile.key, seat, mode, hands[0], hands[1])
         else:
-            key = (pile.key, seat, mode, *hands)
+            key = (pile.key, seat, mode, *hands[:-1])
         # ``turns`` is new to ``_once`` (it grows every move), so the key was there already if
         # ``setdefault`` hands back another value: one hash of the key for a new position.
         if self._once.setdefault(key, turns) != turns:
@@ -374,8 +359,11 @@ class SvoiKozyriState(BeatingState):
     def _note_position(self) -> int:
         """Count one more occurrence of the current position; return how many there have been
         (3 at most: the third ends the deal). Positions seen once are in ``_once``, those seen
-        twice also in ``_twice``."""
-        key = (self._pile.key, self._to_move, self._mode, *self._hands)
+        twice also in ``_twice``.
+
+        The last hand is left out of the key: no card leaves play during a deal, so it is
+        whatever the pile and the other hands do not hold."""
+        key = (self._pile.key, self._to_move, self._mode, *self._hands[:-1])
         if key not in self._once:
             self._once[key] = self._turns
             return 1
