@@ -13,6 +13,9 @@ events endpoint from another process. Measured:
 
     .venv/bin/python bench/live.py [--moves 300] [--think-ms 10] [--spectators 1,10,100]
 
+Also printed: the CPU microseconds per step and spectator of the site's processes (``web us``)
+and of the spectators' own reading (``client us``), over the watched match.
+
 Needs Redis (``ARENA_BENCH_REDIS_URL``, default ``redis://127.0.0.1:6379/15``; keys under a
 fresh prefix). The database is SQLite in a temporary folder. Last line
 ``p99_ms=<worst p99> slowdown=<worst per-move ratio - 1>``; goals: under 250 ms and 5 %.
@@ -21,6 +24,7 @@ fresh prefix). The database is SQLite in a temporary folder. Last line
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import re
@@ -52,38 +56,74 @@ EVENT_ID = re.compile(rb"\nid: (\d+)\n")
 def spectate(port: int, path: str, count: int, timeout: float) -> None:
     """Open ``count`` streams of ``path``; print each one's arrival times as JSON when done.
 
-    One thread and a selector for all of them, so the spectators cost little CPU. Prints
-    ``ready`` once every stream has its first line (the server holds it open)."""
+    A cheap reader, so that the spectators take little CPU from the match and the site: one
+    thread and a selector for all the streams, and while the match runs only ``recv`` and the
+    clock (each chunk kept with its arrival time); the events are parsed once it is over. Prints
+    ``ready`` once every stream has its first line (the server holds it open), and last the
+    arrival times and this process's own CPU seconds."""
     sel = selectors.DefaultSelector()
-    streams = []
+    chunks: list[list[tuple[float, bytes]]] = []
+    waiting = count
     for k in range(count):
         sock = socket.create_connection(("127.0.0.1", port))
         sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
         sock.setblocking(False)
-        state = {"buf": b"", "seen": {}, "open": True, "ready": False}
-        streams.append(state)
-        sel.register(sock, selectors.EVENT_READ, (k, state))
-    announced = False
+        chunks.append([])
+        sel.register(sock, selectors.EVENT_READ, k)
+    unready = set(range(count))
     deadline = time.monotonic() + timeout
-    while any(s["open"] for s in streams) and time.monotonic() < deadline:
-        for key, _ in sel.select(1.0):
-            _k, state = key.data
-            now = time.monotonic()
+    cpu_at_ready = 0.0
+    clock, select = time.monotonic, sel.select
+    while waiting and clock() < deadline:
+        for key, _ in select(1.0):
+            k = key.data
             chunk = key.fileobj.recv(65536)  # type: ignore[union-attr]
-            if not chunk:
-                state["open"], state["ready"] = False, True  # refused or ended: not waited for
+            if not chunk:  # refused or ended
+                waiting -= 1
+                unready.discard(k)
                 sel.unregister(key.fileobj)
                 key.fileobj.close()  # type: ignore[union-attr]
-                continue
-            state["buf"] += chunk
-            state["ready"] = state["ready"] or b"retry:" in state["buf"]
-            for match in EVENT_ID.finditer(state["buf"]):
-                state["seen"].setdefault(int(match.group(1)), now)
-            state["buf"] = state["buf"][-64:]  # enough to hold a split id line
-        if not announced and all(s["ready"] for s in streams):
-            print("ready", flush=True)
-            announced = True
-    print(json.dumps([s["seen"] for s in streams]), flush=True)
+            else:
+                chunks[k].append((clock(), chunk))
+            if unready and k in unready and b"retry:" in b"".join(c for _, c in chunks[k]):
+                unready.discard(k)
+                if not unready:
+                    cpu_at_ready = time.process_time()
+                    print("ready", flush=True)
+    seen = []
+    for stream in chunks:
+        ends, at = [], 0
+        for _, chunk in stream:
+            at += len(chunk)
+            ends.append(at)
+        whole = b"".join(chunk for _, chunk in stream)
+        arrivals: dict[int, float] = {}
+        for match in EVENT_ID.finditer(whole):
+            which = bisect.bisect_left(ends, match.end())
+            arrivals.setdefault(int(match.group(1)), stream[which][0])
+        seen.append(arrivals)
+    cpu = time.process_time() - cpu_at_ready
+    print(json.dumps({"seen": seen, "cpu_s": cpu}), flush=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user and system) used so far by process ``pid`` and its children now
+    alive (gunicorn's workers), read from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pids = [pid]
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        pids += [int(c) for c in children]
+    except OSError:
+        pass
+    for one in pids:
+        try:
+            fields = Path(f"/proc/{one}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
 
 
 # --- the site ----------------------------------------------------------------------------------
@@ -195,7 +235,9 @@ def running_match(app: Any) -> int:
         return match.id
 
 
-def watch(app: Any, port: int, count: int, moves: int, think: float) -> dict[str, float]:
+def watch(
+    app: Any, server: Any, port: int, count: int, moves: int, think: float
+) -> dict[str, float]:
     """One match followed by ``count`` spectators; latencies and time per move."""
     match_id = running_match(app)
     path = f"/api/v1/matches/{match_id}/live"
@@ -207,11 +249,16 @@ def watch(app: Any, port: int, count: int, moves: int, think: float) -> dict[str
     ]
     for client in clients:
         assert client.stdout is not None and client.stdout.readline().strip() == "ready"
+    web_cpu = cpu_seconds(server.pid)
     per_move, paced = play(app, match_id, moves, think)
+    web_cpu = cpu_seconds(server.pid) - web_cpu
     late = []
+    client_cpu = 0.0
     for client in clients:
         out, _ = client.communicate(timeout=120)
-        for seen in json.loads(out.splitlines()[-1]):
+        report = json.loads(out.splitlines()[-1])
+        client_cpu += report["cpu_s"]
+        for seen in report["seen"]:
             for index, told in paced.told.items():
                 arrived = seen.get(str(index))
                 if arrived is not None:
@@ -225,6 +272,9 @@ def watch(app: Any, port: int, count: int, moves: int, think: float) -> dict[str
         "p50": statistics.median(late),
         "p99": late[min(len(late) - 1, int(len(late) * 0.99))],
         "received": len(late) / expected,  # under 100 %: some streams were refused
+        # CPU milliseconds per step and spectator: the site's processes, the clients' reading
+        "web_us": web_cpu * 1e6 / max(1, expected),
+        "client_us": client_cpu * 1e6 / max(1, expected),
     }
 
 
@@ -255,12 +305,13 @@ def main(argv: list[str] | None = None) -> int:
         try:
             play(app, None, args.moves, think)  # warm up: imports, bots' first start
             print(f"{'spectators':>10} {'ms/move':>8} {'anchor':>8} {'ratio':>6} "
-                  f"{'p50 ms':>7} {'p99 ms':>7} {'events':>7}")  # fmt: skip
+                  f"{'p50 ms':>7} {'p99 ms':>7} {'events':>7} "
+                  f"{'web us':>7} {'client us':>9}")  # fmt: skip
             worst_p99 = worst_slowdown = 0.0
             for count in counts:
                 # the anchor (no feed, nobody watching) played right before and after
                 before, _ = play(app, None, args.moves, think)
-                got = watch(app, port, count, args.moves, think)
+                got = watch(app, server, port, count, args.moves, think)
                 after, _ = play(app, None, args.moves, think)
                 anchor = (before + after) / 2
                 ratio = got["per_move"] / anchor
@@ -269,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"{count:>10} {got['per_move'] * 1000:>8.2f} {anchor * 1000:>8.2f} "
                     f"{ratio:>6.3f} {got['p50']:>7.1f} {got['p99']:>7.1f} "
-                    f"{got['received']:>6.0%}",
+                    f"{got['received']:>6.0%} {got['web_us']:>7.0f} {got['client_us']:>9.0f}",
                     flush=True,
                 )
         finally:

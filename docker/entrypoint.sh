@@ -7,6 +7,7 @@
 #   migrate  apply the database migrations, create the storage (an object store's bucket) and exit
 #   delegate-cgroups  (as root, once) hand the bots' cgroup folders to the worker's user
 #   demo     register the sample bots and play a tournament (flask --app web demo --help)
+#   samples  register every game's sample bots, the opponents of people's tables (Play)
 #   anything else runs as a command, e.g. `flask --app web user create alice` or `arena games`
 #
 # Every service first checks its secrets (docker/preflight.py: a missing, well-known or short
@@ -54,7 +55,7 @@ service="${1:-web}"
 [ $# -gt 0 ] && shift
 
 case "$service" in
-    web | worker | beat | migrate | demo)
+    web | worker | beat | migrate | demo | samples)
         python "$HERE/preflight.py" "$service"
         wait_for_services
         if [ "${ARENA_MIGRATE:-0}" = 1 ] && [ "$service" != migrate ]; then migrate; fi
@@ -93,6 +94,9 @@ case "$service" in
         ;;
     demo)
         exec flask --app web demo "$@"
+        ;;
+    samples)
+        exec flask --app web samples "$@"
         ;;
     delegate-cgroups)
         delegate_cgroups

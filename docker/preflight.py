@@ -45,7 +45,7 @@ WELL_KNOWN = frozenset(
 )
 PLACEHOLDER = re.compile(r"change.?me|replace.?me|your.?secret|^x+$|^0+$", re.IGNORECASE)
 LIMITS_NEEDED = ("memory", "processes", "cpu_share")
-SECRETS_FOR = frozenset({"web", "worker", "beat", "migrate", "demo"})
+SECRETS_FOR = frozenset({"web", "worker", "beat", "migrate", "demo", "samples"})
 
 
 def weakness(value: str, minimum: int) -> str | None:

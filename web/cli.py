@@ -19,6 +19,7 @@ def register_commands(app: Flask) -> None:
     for group in groups:
         app.cli.add_command(group)
     app.cli.add_command(demo_command)
+    app.cli.add_command(samples_command)
 
 
 def _user(username: str) -> User:
@@ -280,6 +281,39 @@ def demo_command(game: str, tables: int, seed: int | None, wait: bool, timeout: 
     click.echo(f"tournament {tournament.id} queued: /tournaments/{tournament.id}")
     if wait:
         _wait_for_tournament(tournament.id, deadline)
+
+
+@click.command("samples")
+@click.option(
+    "--game", "games", multiple=True, help="Only this game (repeat it); every game by default."
+)
+def samples_command(games: tuple[str, ...]) -> None:
+    """Register the sample bots of every game (Python and JavaScript) to the house account.
+
+    What a person needs to play each game at a table (Play): the house's sample bots are the
+    opponents every table may seat. A worker builds and activates them, as any upload; they
+    join each game's default ladder. Running it again registers only the missing ones.
+    """
+    from arena import checking
+    from arena.bots import load_bot
+    from web.models import Bot
+    from web.services import bots, ladders, users
+
+    owner = users.get_or_create_user(DEMO_OWNER, house=True)
+    wanted = list(games) or None
+    try:
+        found = ladders.ensure_default_ladders(wanted)
+    except (LookupError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    db.session.commit()
+    for game in sorted({ladder.game for ladder in found}):
+        for folder in bots.sample_bot_folders([game], checking.QUICK_LANGUAGES):
+            name = load_bot(folder).name
+            if db.session.scalar(select(Bot).where(Bot.owner_id == owner.id, Bot.name == name)):
+                click.echo(f"{game}: {name} already registered")
+                continue
+            version = bots.register_folder(owner, folder, trusted=True)
+            click.echo(f"{game}: registered {name} (version {version.id}); a worker builds it")
 
 
 def _demo_versions(game: str, deadline: float) -> list[int]:

@@ -112,6 +112,7 @@ def default_settings(root: Path | None = None) -> dict[str, Any]:
         "LIVE_STREAMS": 48,
         "LIVE_STREAMS_PER_CLIENT": 4,
         "LIVE_HEARTBEAT": 15.0,
+        "LIVE_BATCH": 0.0,
         "LIVE_STREAM_SECONDS": 600.0,
         "TRUSTED_PROXIES": 0,
         "RATELIMIT_ENABLED": True,

@@ -170,6 +170,27 @@ def test_stack_keeps_its_state_and_runs_one_scheduler() -> None:
     assert web_needs == "service_completed_successfully"
 
 
+def test_the_stack_carries_what_people_need_to_play_the_bots() -> None:
+    """A person's table (Play) is a match on the queue of challenges, played by a worker whose
+    human seat talks to the site through Redis; its opponents are the house's sample bots that
+    the entrypoint's ``samples`` registers; open tables stay below the worker's processes."""
+    from web.models import MatchKind
+    from web.services.matches import match_queue
+    from web.services.queue import CHALLENGES
+
+    assert match_queue(type("Table", (), {"kind": MatchKind.HUMAN})()) == CHALLENGES  # type: ignore[arg-type]
+    services = user_config()["services"]
+    entrypoint = (ROOT / "docker" / "entrypoint.sh").read_text()
+    queues = re.search(r"ARENA_WORKER_QUEUES:-([\w,]+)", entrypoint)
+    assert queues and CHALLENGES in queues.group(1).split(","), "the worker skips tables"
+    worker_env, web_env = services["worker"]["environment"], services["web"]["environment"]
+    assert "ARENA_WORKER_QUEUES" not in worker_env
+    assert worker_env["ARENA_REDIS_URL"] == web_env["ARENA_REDIS_URL"] == "redis://redis:6379/0"
+    assert int(web_env["ARENA_HUMAN_TABLES"]) < int(worker_env["ARENA_WORKER_CONCURRENCY"])
+    assert re.search(r"^    samples\)\n        exec flask --app web samples", entrypoint, re.M)
+    assert services["web"]["command"] == ["web"] and services["worker"]["command"] == ["worker"]
+
+
 def test_the_port_settings_cannot_make_the_site_unreachable(tmp_path: Path) -> None:
     """ARENA_PORT and ARENA_LISTEN in .env reach the containers but do not move the site; the
     port on the host is ARENA_HOST_PORT, on 127.0.0.1 only."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from flask import Flask
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from tests.web.conftest import SAMPLES, require_bwrap
 from web.extensions import db
@@ -120,3 +120,20 @@ def test_a_rejection_reason_reaches_the_terminal_without_its_escapes(pg_app: Fla
     message = info.value.message
     assert "\\x1b]52;c;aGk=\\x07 \\x9b2J \\u202e" in message
     assert not any(c in message for c in "\x1b\x07\x9b\u202e")
+
+
+def test_samples_registers_the_house_opponents_of_every_game_once(pg_app: Flask) -> None:
+    """What compose runs (``docker compose run --rm web samples``) so that a person can play each
+    game at a table: every game's sample bots, owned by the house account, queued for a worker
+    to build (then ``tables.opponents`` offers them); run again, it registers nothing."""
+    from arena.games import names
+    from web.models import Bot
+
+    first = invoke(pg_app, "samples")
+    registered = {line.split(":")[0] for line in first.splitlines() if "registered" in line}
+    assert registered == set(names()), first
+    bots = db.session.scalars(select(Bot)).all()
+    assert bots and all(b.owner.is_house for b in bots)
+    again = invoke(pg_app, "samples")
+    assert "registered " not in again.replace("already registered", ""), again
+    assert db.session.scalar(select(func.count()).select_from(Bot)) == len(bots)

@@ -167,7 +167,10 @@ def live(args: dict[str, Any], match_id: int) -> Response:
     config = current_app.config
     wait = float(config["LIVE_HEARTBEAT"])
     hub = livehub.hub_for(
-        str(config.get("REDIS_URL") or ""), int(config["LIVE_STREAM_LENGTH"]), wait
+        str(config.get("REDIS_URL") or ""),
+        int(config["LIVE_STREAM_LENGTH"]),
+        wait,
+        float(config["LIVE_BATCH"]),
     )
     if hub is None:
         abort(404, description="this server has no live feed: follow the frames API instead")
@@ -197,8 +200,7 @@ def live(args: dict[str, Any], match_id: int) -> Response:
             prefix = str(config.get("BROKER_PREFIX") or "")
             key = live_feed.stream_key(prefix, match_id, seat)
             until = time.monotonic() + float(config["LIVE_STREAM_SECONDS"])
-            for event in livehub.follow(hub, key, since, wait, until, running):
-                yield live_feed.wire(event)
+            yield from livehub.follow_wire(hub, key, since, wait, until, running)
         except redis.RedisError:
             return  # the browser reconnects, or falls back to polling
         finally:

@@ -7,6 +7,11 @@ entry. Here a web process follows each view (``web.services.live.stream_key``) w
 stream itself keeps, ``LIVE_STREAM_LENGTH``); a spectator's stream (``follow``) only waits on
 the channel's condition and writes what is new to its socket.
 
+Each entry is encoded for the wire once, by the channel's thread (``Channel.wires``), and
+``follow_wire`` hands a spectator's stream every entry that is new to it as one block of bytes:
+a hundred spectators then share one encoding per step, and each stream does one write per
+wakeup, however many steps it has fallen behind.
+
 What a spectator is sent is unchanged: the entries after the one it last had (resuming after
 ``Last-Event-ID``), a heartbeat after ``wait`` seconds without news (asking ``running()``
 then, since a worker that died writes no end), and the end. A channel stops once its view has
@@ -24,7 +29,7 @@ from typing import Any
 
 import redis
 
-from web.services.live import Event
+from web.services.live import Event, wire
 
 LINGER_S = 5.0
 """How long a channel with no reader keeps following its view (a reconnecting browser)."""
@@ -52,9 +57,11 @@ class Channel:
         self.hub = hub
         self.key = key
         self.keep = keep
-        self.cond = threading.Condition()
+        self.cond = threading.Condition(threading.Lock())
         self.ids: list[EntryId] = []
         self.events: list[Event] = []
+        self.wires: list[bytes] = []
+        """Each event as ``text/event-stream`` bytes, encoded once for every spectator."""
         self.readers = 0
         self.idle_since = time.monotonic()
         self.ended = False
@@ -65,16 +72,45 @@ class Channel:
         at = bisect.bisect_right(self.ids, position)
         return self.ids[at:], self.events[at:]
 
+    def wire_after(self, position: EntryId) -> tuple[EntryId | None, bytes, bool]:
+        """The last entry after ``position`` (None if none), the wire bytes of every entry
+        after it, and whether they end the view (call with ``cond`` held)."""
+        at = bisect.bisect_right(self.ids, position)
+        stop = len(self.ids)
+        if at == stop:
+            return None, b"", False
+        ended = False
+        for k in range(at, stop):  # nothing after an end is sent, as in ``follow``
+            if self.events[k].name == "end":
+                stop, ended = k + 1, True
+                break
+        data = self.wires[at] if stop == at + 1 else b"".join(self.wires[at:stop])
+        return self.ids[stop - 1], data, ended
+
     def run(self, client: redis.Redis) -> None:
         """Follow the view until it ends, fails, or has had no reader for ``LINGER_S``."""
         last = "0-0"
+        batch = self.hub.batch_s
+        told = 0.0
         try:
             while not self._done():
                 answer: Any = client.xread(
                     {self.key: last}, count=READ_COUNT, block=self.hub.block_ms
                 )
-                if answer:
-                    last = self._add(answer[0][1])
+                if not answer:
+                    continue
+                last = self._add(answer[0][1])
+                early = told + batch - time.monotonic()
+                if early > 0 and not self.ended:
+                    # The spectators were woken less than ``batch`` ago: let more steps
+                    # come, and wake them once for all of them.
+                    time.sleep(early)
+                    more: Any = client.xread({self.key: last}, count=READ_COUNT)
+                    if more:
+                        last = self._add(more[0][1])
+                with self.cond:
+                    self.cond.notify_all()
+                told = time.monotonic()
         except redis.RedisError as exc:
             with self.cond:
                 self.failed = exc
@@ -84,15 +120,19 @@ class Channel:
             self.hub.drop(self)
 
     def _add(self, entries: list[tuple[bytes, dict[bytes, bytes]]]) -> str:
+        ids, events = [], []
+        for raw, fields in entries:  # parsed and encoded before taking the lock
+            entry = _entry_id(raw)
+            ids.append(entry)
+            events.append(_event(entry, fields))
+        wires = [wire(event) for event in events]
         with self.cond:
-            for raw, fields in entries:
-                entry = _entry_id(raw)
-                self.ids.append(entry)
-                self.events.append(_event(entry, fields))
-                self.ended = self.ended or b"end" in fields
+            self.ids += ids
+            self.events += events
+            self.wires += wires
+            self.ended = self.ended or any(event.name == "end" for event in events)
             if len(self.ids) > self.keep:
-                del self.ids[: -self.keep], self.events[: -self.keep]
-            self.cond.notify_all()
+                del self.ids[: -self.keep], self.events[: -self.keep], self.wires[: -self.keep]
         return entries[-1][0].decode()
 
     def _done(self) -> bool:
@@ -105,10 +145,18 @@ class Channel:
 class Hub:
     """The channels of one web process, by stream key."""
 
-    def __init__(self, connect: Callable[[], redis.Redis], keep: int, block_s: float) -> None:
+    def __init__(
+        self,
+        connect: Callable[[], redis.Redis],
+        keep: int,
+        block_s: float,
+        batch_s: float = 0.0,
+    ) -> None:
         self.connect = connect
         self.keep = keep
         self.block_ms = max(1, int(block_s * 1000))
+        self.batch_s = batch_s
+        """Spectators are woken at most once per ``batch_s`` seconds, for every new step."""
         self.lock = threading.Lock()
         self.channels: dict[str, Channel] = {}
 
@@ -175,11 +223,50 @@ def follow(
         hub.leave(channel)
 
 
+HEARTBEAT = wire(Event(None, None, b""))
+OVER = wire(Event("end", None, b"over"))
+
+
+def follow_wire(
+    hub: Hub, key: str, since: int, wait: float, until: float, running: Callable[[], bool]
+) -> Iterator[bytes]:
+    """What ``follow`` gives, as the bytes of a ``text/event-stream``: each wakeup yields
+    every new event at once, from the bytes the channel encoded once for all its spectators."""
+    position: EntryId = (since, 1) if since >= 0 else (0, 0)
+    channel = hub.join(key)
+    cond = channel.cond
+    try:
+        news_at = time.monotonic()
+        while (left := until - time.monotonic()) > 0:
+            with cond:
+                last, data, ended = channel.wire_after(position)
+                if last is None and channel.failed is None and not channel.ended:
+                    cond.wait(min(left, max(0.0, news_at + wait - time.monotonic())))
+                    last, data, ended = channel.wire_after(position)
+                failed = channel.failed
+            if last is not None:
+                position = last
+                yield data
+                if ended:
+                    return
+                news_at = time.monotonic()
+            elif failed is not None:
+                raise redis.RedisError(f"the live view stopped: {failed}")
+            elif channel.ended or time.monotonic() - news_at >= wait:
+                if channel.ended or not running():
+                    yield OVER
+                    return
+                yield HEARTBEAT
+                news_at = time.monotonic()
+    finally:
+        hub.leave(channel)
+
+
 _hubs: dict[str, Hub] = {}
 _hubs_lock = threading.Lock()
 
 
-def hub_for(url: str, keep: int, block_s: float) -> Hub | None:
+def hub_for(url: str, keep: int, block_s: float, batch_s: float = 0.0) -> Hub | None:
     """This process's hub for the Redis at ``url``; None if the site has no Redis."""
     from web.services.live import reader
 
@@ -196,5 +283,5 @@ def hub_for(url: str, keep: int, block_s: float) -> Hub | None:
                 assert client is not None
                 return client
 
-            hub = _hubs[url] = Hub(connect, keep, block_s)
+            hub = _hubs[url] = Hub(connect, keep, block_s, batch_s)
         return hub

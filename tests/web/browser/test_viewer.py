@@ -462,27 +462,27 @@ JUMP = """([step, selector]) => new Promise((done) => {
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_any_jump_on_a_ten_thousand_step_match_shows_its_step_at_once(
+def test_any_jump_on_a_ten_thousand_step_match_shows_its_step(
     page: Any, site: FixtureSite, width: int
 ) -> None:
+    """Jumps right after opening (the other windows still loading) to the end, the middle, back
+    to the start and elsewhere each show their own step, its counter and no waiting table. How
+    fast is measured by ``bench/viewer_jump.py`` (docs/benchmarks.md), never here."""
     replay = ten_thousand_steps()
     steps = len(replay["steps"])
     page.set_viewport_size({"width": width, "height": 860})
     url = site.add("huge", replay)
     site.lean.add("huge")  # as the API serves frames: without the history lists
     open_viewer(page, url)
-    times = {}
-    # jumps at once after opening, while the other windows load in the background
-    for step in (steps, steps // 2, 7_257, 123, steps - 333, 9_001):
-        times[step] = page.evaluate(JUMP, [step, ROOT_SEL])
+    for step in (steps, steps // 2, 0, 7_257, 123, steps - 333, 9_001):
+        page.evaluate(JUMP, [step, ROOT_SEL])  # resolves once the viewer shows ``step``
+        assert step_of(page) == step
+        assert page.inner_text(".rv-counter") == f"{step} / {steps}"
         assert (
             page.evaluate(f"document.querySelector('{ROOT_SEL}').classList.contains('fetching')")
             is False
         )
-    # The goal is 200 ms, but a test must not time a busy machine: this bound only catches a
-    # jump that waits on the background loads (the old viewer's grey table for seconds).
-    slow = {step: ms for step, ms in times.items() if ms > 3_000}
-    assert not slow, f"jumps that waited: {slow} (all: {times})"
+    assert "Match over" not in page.inner_text(".table-banner"), "the last jump is mid-match"
 
 
 def test_a_64_bit_seed_is_shown_copied_and_downloaded_whole(
