@@ -443,12 +443,17 @@ def frame_of(state: State, index: int, event: Step | None, *, history: bool = Tr
         plain: JSON = _plain(data)
         return plain
 
+    def seen_by(seat: int | None) -> JSON:
+        parts = None if history else state.observation_parts(seat)
+        return view(state.observation(seat) if parts is None else parts[0])
+
+    spectator = None if history else state.full_view_parts()
     return Frame(
         index=index,
         event=event,
-        spectator=view(state.full_view()),
-        public=view(state.observation(None)),
-        seats=[view(state.observation(seat)) for seat in range(state.game.players)],
+        spectator=view(state.full_view() if spectator is None else spectator),
+        public=seen_by(None),
+        seats=[seen_by(seat) for seat in range(state.game.players)],
     )
 
 

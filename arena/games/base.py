@@ -353,6 +353,12 @@ class State(ABC):
     def full_view(self) -> JSON:
         """Everything, hidden cards included: for finished replays and tests, never for bots."""
 
+    def full_view_parts(self) -> JSON | None:
+        """``full_view()`` with ``None`` in place of its ``history`` (the viewer's frames leave
+        the history out, and building it costs a step as much as the rest of the view); or
+        ``None`` (the default): build ``full_view()`` whole."""
+        return None
+
     @abstractmethod
     def action_to_json(self, action: Action) -> JSON:
         """The wire form of ``action`` (e.g. ``{"type": "lead", "card": "9C"}``)."""

@@ -11,7 +11,8 @@ import pytest
 
 from arena.agents import greedy_agent, random_agent
 from arena.games import make_game
-from arena.games.base import Result
+from arena.games import names as registered_names
+from arena.games.base import ConfigError, Game, Result
 from arena.replay import (
     FORMAT,
     HISTORY_KEYS,
@@ -265,3 +266,35 @@ def test_frames_come_in_windows(replay: Replay) -> None:
     assert frames(replay, start=2, stop=5) == everything[2:5]
     assert frames(replay, start=len(everything) - 1) == everything[-1:]
     assert frames(replay, stop=1) == everything[:1]
+
+
+@pytest.mark.parametrize("game_name", registered_names())
+@pytest.mark.parametrize("seed", [3, 11])
+def test_compact_frames_are_the_whole_views_less_their_history(game_name: str, seed: int) -> None:
+    """The viewer's frames build each view without its history (``observation_parts``,
+    ``full_view_parts``): at every step, for the spectator, the public and every seat, exactly
+    the whole view with ``HISTORY_KEYS`` taken out."""
+    players = min(make_game(game_name).spec.max_players, 4)
+    game = short_game(game_name, players)
+    agents = [random_agent] + [greedy_agent] * (game.players - 1)
+    replay = record_builtin_match(
+        game.new_state(seed), agents, ["p"] * game.players, agent_rng(seed)
+    )
+    compact = frames(replay)
+    whole = frames(replay, history=True)
+    assert len(compact) == len(whole) == len(replay["steps"]) + 1
+    for lean, full in zip(compact, whole, strict=True):
+        for key in ("spectator", "public"):
+            assert lean[key] == {k: v for k, v in full[key].items() if k not in HISTORY_KEYS}
+        for lean_seat, full_seat in zip(lean["seats"], full["seats"], strict=True):
+            assert lean_seat == {k: v for k, v in full_seat.items() if k not in HISTORY_KEYS}
+
+
+def short_game(game_name: str, players: int) -> Game:
+    """The game with as few deals as it allows, where it counts deals."""
+    for params in ({"deals": 1}, {"deals": 2}, {}):
+        try:
+            return make_game(game_name, players=players, params=params)
+        except ConfigError:
+            continue
+    raise AssertionError(f"{game_name} cannot be made for {players} players")

@@ -475,6 +475,9 @@ class ChallengeState(BeatingState):
     def full_view(self) -> JSON:
         return self._view(True)
 
+    def full_view_parts(self) -> JSON:
+        return self._view(False)
+
     def _view(self, events: bool) -> JSON:
         over = self._mode == OVER
         trumps, sides = self._seat_suits()

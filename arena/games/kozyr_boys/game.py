@@ -461,7 +461,13 @@ class KozyrBoysState(TrickTakingState):
         return obs
 
     def full_view(self) -> JSON:
-        view = self._public()
+        return self._full_view(True)
+
+    def full_view_parts(self) -> JSON:
+        return self._full_view(False)
+
+    def _full_view(self, events: bool) -> JSON:
+        view = self._public(events)
         view["hands"] = [hand_strs(h) for h in self.hands]
         view["leftover"] = cards.strs((self.turned, self.second))
         view["discards"] = cards.strs(self.discards)

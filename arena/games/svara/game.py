@@ -509,7 +509,13 @@ class SvaraState(State):
         return view
 
     def full_view(self) -> JSON:
-        view = self._public_view()
+        return self._full_view(True)
+
+    def full_view_parts(self) -> JSON:
+        return self._full_view(False)
+
+    def _full_view(self, events: bool) -> JSON:
+        view = self._public_view(events)
         view["hands"] = [cards.strs(cards.sort_hand(h)) for h in self._hands]
         view["hand_values"] = [
             points(hand_value(h, self.game.hand_rules)) if h else None for h in self._hands

@@ -499,7 +499,13 @@ class SvoiKozyriState(BeatingState):
         return obs
 
     def full_view(self) -> JSON:
-        view = self._public()
+        return self._full_view(True)
+
+    def full_view_parts(self) -> JSON:
+        return self._full_view(False)
+
+    def _full_view(self, events: bool) -> JSON:
+        view = self._public(events)
         view["hands"] = [cards.strs(cards.unmask(h)) for h in self._hands]
         return view
 

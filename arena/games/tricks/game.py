@@ -429,7 +429,13 @@ class TricksState(TrickTakingState):
         return obs
 
     def full_view(self) -> JSON:
-        view = self._public()
+        return self._full_view(True)
+
+    def full_view_parts(self) -> JSON:
+        return self._full_view(False)
+
+    def _full_view(self, events: bool) -> JSON:
+        view = self._public(events)
         view["hands"] = [hand_strs(h) for h in self.hands]
         view["hands_visible"] = self.hands_visible()
         view["trumps"] = [None if t is None else cards.suit_str(t) for t in self.trumps]
