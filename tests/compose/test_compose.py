@@ -519,6 +519,14 @@ class Stack:
         return found
 
 
+def bot_group(controller: str) -> str:
+    """The hostile bot's group below the worker's delegated ``controller`` subtree: its CPU
+    group at the top of the subtree (one process's weight), the others below ``kozyri-arena``."""
+    if controller == "cpu":
+        return f"kozyri-arena.slot{HOSTILE_SLOT}"
+    return f"kozyri-arena/slot{HOSTILE_SLOT}"
+
+
 def bot_cgroup(controller: str) -> Path:
     """The host folder of the worker's delegated ``controller`` subtree."""
     return Path("/sys/fs/cgroup") / controller / BOT_CGROUP
@@ -830,8 +838,9 @@ def test_hostile_bots_in_the_worker_meet_their_own_limits(stack: Stack) -> None:
 
     bomb = report["fork-bomb"]
     assert int(bomb["findings"]["fork_failed_after"]) < processes, bomb
-    for controller in CONTROLLERS:
-        assert f"{controller}:/{BOT_CGROUP}/kozyri-arena/slot{HOSTILE_SLOT}\n" in bomb["groups"]
+    for controller in CONTROLLERS:  # the CPU group sits at the top (``Cgroup.cpu_on_top``)
+        group = bot_group(controller)
+        assert f"{controller}:/{BOT_CGROUP}/{group}\n" in bomb["groups"], bomb["groups"]
 
     hog = report["memory-hog"]
     assert hog["exit"] == "oom", hog
@@ -846,7 +855,7 @@ def test_hostile_bots_in_the_worker_meet_their_own_limits(stack: Stack) -> None:
     pids = bot_cgroup("pids") / "kozyri-arena" / f"slot{HOSTILE_SLOT}"
     assert (pids / "pids.max").read_text().strip() == str(processes)
     assert int((pids / "pids.events").read_text().split()[1]) > 0  # forks refused at the limit
-    cpu = bot_cgroup("cpu") / "kozyri-arena" / f"slot{HOSTILE_SLOT}"
+    cpu = bot_cgroup("cpu") / bot_group("cpu")
     quota, period = (int((cpu / f"cpu.cfs_{n}_us").read_text()) for n in ("quota", "period"))
     assert quota == period  # one CPU per bot
 
