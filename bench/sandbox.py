@@ -16,10 +16,15 @@ freezer used and their ratio (the cost of freezing per move).
 
     .venv/bin/python bench/sandbox.py [--starts 30] [--moves 3000] [--docker-starts 10]
 
-``bwrap-before`` is the anchor for the bot's world: the full ``bwrap`` stack with the arguments
-built as before (``--dev``, and one bind per table of ``/proc/sys/fs`` and over ``/dev/ptmx``).
+``bwrap-before`` is the anchor: the full ``bwrap`` stack as it was before the start was made
+cheaper, side by side. Its bot's world is built with the old arguments (``--dev``, and one bind
+per table of ``/proc/sys/fs`` and over ``/dev/ptmx``); all its groups, the CPU group too, sit
+below one common parent of their own (so that together its bots weigh one process); the cgroup
+mounts are read at every start; bubblewrap leaves the freezer group at the start rather than
+at the first freeze.
 
-The last lines are ``mount_ops=<mount operations of a start> before=<the anchor's>``,
+The last lines are ``mount_ops=<mount operations of a start> before=<the anchor's>`` (the
+binds of this host's toolchains included; bubblewrap adds four of its own over ``/proc``),
 ``before_ratio=<anchor start / plain start> before_cpu_ratio=<the same for start CPU>``,
 ``ratio=<bwrap start / plain start> cpu_ratio=<the same for start CPU>``,
 ``freeze_ratio=<bwrap move with freezing / without>`` and, when Docker was measured,
@@ -45,8 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sandbox.bwrap
 from sandbox import backend_class, get_sandbox
 from sandbox.base import BotProcess, Limits, Sandbox
-from sandbox.bwrap import BwrapSandbox
-from sandbox.bwrap_world import base_args
+from sandbox.bwrap import UID_BASE, BwrapSandbox
+from sandbox.bwrap_world import base_args, toolchain_world
+from sandbox.cgroups import ROOT_NAME, Cgroup, sweep_stale
 from sandbox.walls import MASKED_DEV, MASKED_PROC, MASKED_PROC_DIRS
 
 ECHO_BOT = """\
@@ -63,6 +69,7 @@ MESSAGE = (
     b'"legal_actions":[{"type":"take"},{"type":"beat","card":"TD"}],"time_left_ms":29500}\n'
 )
 LIMITS = Limits(memory_mb=256, processes=32)
+BEFORE_ROOT = f"{ROOT_NAME}-bench-before"
 
 
 def read_line(process: BotProcess) -> bytes:
@@ -115,11 +122,16 @@ def move_us(box: Sandbox, folder: Path, cpu: int, moves: int) -> tuple[float, fl
 
 
 def anchor_args(
-    bot_dir: Path, limits: Limits, extra: Sequence[str], kit: Path, writable: bool = False
+    bot_dir: Path,
+    limits: Limits,
+    extra: Sequence[str],
+    kit: Path,
+    writable: bool = False,
+    tool_binds: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
     """The anchor: the bot's world as it was built before (``--dev``, a bind of ``/dev/null``
     over ``/dev/ptmx`` and over each table of ``/proc/sys/fs``), the rest as now."""
-    args = base_args(bot_dir, limits, extra, kit, writable)
+    args = base_args(bot_dir, limits, extra, kit, writable, tool_binds)
     dev = args.index("--tmpfs", args.index("--proc")) - 2  # the own /dev starts with --perms
     masks = args.index("--size")  # the /proc masks end before /tmp
     before = ["--dev", "/dev"]
@@ -135,15 +147,33 @@ def anchor_args(
     return [*args[:dev], *before, *args[masks:]]
 
 
+class BeforeCgroup(Cgroup):
+    """The anchor's groups: every one below one common parent of its own (the CPU group
+    too, so that all its bots weigh one process, as every bot did before)."""
+
+    root_name = BEFORE_ROOT
+    cpu_on_top = False
+
+
 class AnchorBwrap(BwrapSandbox):
-    """The full ``bwrap`` stack, its bot's world built the way it was before."""
+    """The full ``bwrap`` stack as it was before: the bot's world built the old way, its
+    groups (CPU too) below one common parent, the cgroup mounts read at every start,
+    and bubblewrap moved out of the freezer at the start (waiting for its fork)."""
+
+    cgroup_class = BeforeCgroup
 
     def spawn(self, *args: Any, **kwargs: Any) -> BotProcess:
+        self._found = None
         sandbox.bwrap.base_args = anchor_args  # type: ignore[assignment]
         try:
-            return super().spawn(*args, **kwargs)
+            process = super().spawn(*args, **kwargs)
         finally:
             sandbox.bwrap.base_args = base_args
+        group = process._cgroup  # type: ignore[attr-defined]
+        if self.use_freeze and group is not None and process.pid is not None:
+            sandbox.bwrap._leave_freezer(process.pid, group)
+            process._left_freezer = True  # type: ignore[attr-defined]
+        return process
 
 
 def mounts(args: list[str]) -> int:
@@ -211,6 +241,7 @@ def main() -> int:
     finally:
         os.sched_setaffinity(0, before)
         shutil.rmtree(folder, ignore_errors=True)
+        sweep_stale(root_name=BEFORE_ROOT)
     plain_start, plain_cpu, (plain_move, _, _) = results["plain"]
     print(
         f"{'backend':<18} {'start ms':>9} {'x plain':>8} {'cpu ms':>8} {'x plain':>8} "
@@ -224,7 +255,8 @@ def main() -> int:
     print_freezing(results)
     if "bwrap" in results:
         bwrap_start, bwrap_cpu, (move, frozen, _) = results["bwrap"]
-        world = (Path("/bot"), LIMITS, [], Path("/kit"))
+        tools = toolchain_world(UID_BASE if os.geteuid() == 0 else None).binds
+        world = (Path("/bot"), LIMITS, [], Path("/kit"), False, tools)
         print(f"mount_ops={mounts(base_args(*world))} before={mounts(anchor_args(*world))}")
         before_start, before_cpu, _ = results["bwrap-before"]
         print(

@@ -55,7 +55,7 @@ from sandbox.bwrap_world import (
     userns_lock,
     with_tool_path,
 )
-from sandbox.cgroups import Cgroup, CgroupLimits, sweep_stale
+from sandbox.cgroups import Cgroup, CgroupLimits, Hierarchies, find_hierarchies, sweep_stale
 from sandbox.seccomp import filter_program
 
 UID_BASE = 20000
@@ -141,6 +141,10 @@ def _leave_freezer(pid: int, cgroup: Cgroup) -> None:
     the group and stays there (bubblewrap forks nothing else). Only the freezer hierarchy is
     left: memory, pids and cpu still count bubblewrap. Nothing happens on v2 (one hierarchy
     for every controller), before the fork has happened, or if the move is refused.
+
+    Done at the bot's first freeze, not at its start: by then bubblewrap has long forked, so
+    the start neither waits for the fork nor spends the referee's CPU (on the bot's core)
+    looking for it.
     """
     freezer = cgroup.freezer
     if freezer is None or freezer.v2:
@@ -262,6 +266,7 @@ class BwrapProcess(BotProcess):
         self._closed = False
         self._final: Usage | None = None
         self._frozen = False
+        self._left_freezer = False
 
     @property
     def pid(self) -> int | None:
@@ -361,6 +366,9 @@ class BwrapProcess(BotProcess):
     def freeze(self) -> None:
         if self.freezer == "cgroup":
             assert self._cgroup is not None and self._cgroup.freezer is not None
+            if not self._left_freezer:
+                self._left_freezer = True
+                _leave_freezer(self._popen.pid, self._cgroup)
             self._cgroup.freezer.freeze()
         elif self.freezer == "signals":
             signal_tree(self._popen.pid, signal.SIGSTOP)
@@ -423,6 +431,8 @@ class BwrapSandbox(Sandbox):
 
     name = "bwrap"
     isolates = True
+    cgroup_class: type[Cgroup] = Cgroup
+    """The groups' class (the bench's anchor puts its bots under a parent of their own)."""
 
     def __init__(self, *, seccomp: bool = True, cgroups: bool = True, freeze: bool = True) -> None:
         exe = bwrap_path()
@@ -433,8 +443,10 @@ class BwrapSandbox(Sandbox):
         self.use_cgroups = cgroups
         self.use_freeze = freeze
         """False only to measure what freezing costs: bots then run between their turns."""
+        self._found: Hierarchies | None = None
         if cgroups:
             _sweep_once()
+            self._found = find_hierarchies()  # read once: the cgroup mounts do not move
 
     @classmethod
     def available(cls) -> str | None:
@@ -453,7 +465,7 @@ class BwrapSandbox(Sandbox):
         wanted = CgroupLimits(
             limits.memory_mb << 20, limits.processes, CPU_SHARE, self.use_freeze, cpu
         )
-        group = Cgroup.for_slot(slot, wanted)
+        group = self.cgroup_class.for_slot(slot, wanted, self._found)
         if not group.dirs:
             group.remove()  # gives a lease back, if one was taken
             return None
@@ -495,8 +507,6 @@ class BwrapSandbox(Sandbox):
         finally:
             if seccomp_fd is not None:
                 os.close(seccomp_fd)
-        if self.use_freeze and cgroup is not None:
-            _leave_freezer(popen.pid, cgroup)
         return self._with_freezer(BwrapProcess(popen, cgroup, limits, staged), cgroup)
 
     def writer_uid(self, slot: int) -> int | None:

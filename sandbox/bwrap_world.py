@@ -165,12 +165,7 @@ def base_args(
     args += ["--cap-drop", "ALL", "--clearenv", "--hostname", "arena"]
     args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     args += ["--ro-bind", "/usr", "/usr"]
-    for name in ("bin", "lib", "lib32", "lib64", "sbin"):
-        target = os.readlink(f"/{name}") if os.path.islink(f"/{name}") else None
-        if target is not None:
-            args += ["--symlink", target, f"/{name}"]
-        elif os.path.isdir(f"/{name}"):
-            args += ["--ro-bind", f"/{name}", f"/{name}"]
+    args += root_links()
     args += ["--dir", "/etc"]
     for path in [*(p for p in READ_ONLY_BINDS if os.path.exists(p)), *extra_binds]:
         args += ["--ro-bind", path, path]
@@ -187,6 +182,24 @@ def base_args(
     args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", "/bot"]
     return args
+
+
+@functools.cache
+def _root_links() -> tuple[str, ...]:
+    args: list[str] = []
+    for name in ("bin", "lib", "lib32", "lib64", "sbin"):
+        target = os.readlink(f"/{name}") if os.path.islink(f"/{name}") else None
+        if target is not None:
+            args += ["--symlink", target, f"/{name}"]
+        elif os.path.isdir(f"/{name}"):
+            args += ["--ro-bind", f"/{name}", f"/{name}"]
+    return tuple(args)
+
+
+def root_links() -> list[str]:
+    """``/bin``, ``/lib``, ``/lib32``, ``/lib64`` and ``/sbin`` as the host has them: links into
+    ``/usr``, or read-only binds (looked up once per process: the host's root does not move)."""
+    return list(_root_links())
 
 
 def dev_args() -> list[str]:
@@ -211,8 +224,15 @@ def proc_masks() -> list[str]:
     covered with ``/dev/null``, each folder (and each of ``PROC_FOLDERS``) an empty read-only
     tmpfs.
 
-    Tables readable by root alone are left as they are: the bot's uid is nobody's root.
+    Tables readable by root alone are left as they are: the bot's uid is nobody's root. The
+    host's ``/proc`` is looked at once per process (its tables and their modes are the
+    kernel's).
     """
+    return list(_proc_masks())
+
+
+@functools.cache
+def _proc_masks() -> tuple[str, ...]:
     args: list[str] = []
     for name in MASKED_PROC:
         if _covered(name):
@@ -226,7 +246,7 @@ def proc_masks() -> list[str]:
     for name in [*PROC_FOLDERS, *(d for d in MASKED_PROC_DIRS if not _covered(d))]:
         if os.path.isdir(f"/proc/{name}"):
             args += ["--perms", "0555", "--tmpfs", f"/proc/{name}", "--remount-ro", f"/proc/{name}"]
-    return args
+    return tuple(args)
 
 
 USERNS_LOCK = ["--disable-userns", "--assert-userns-disabled"]

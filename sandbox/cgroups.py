@@ -85,6 +85,20 @@ class CgroupLimits:
 class Cgroup:
     """One bot's groups across the hierarchies (possibly none)."""
 
+    root_name = ROOT_NAME
+    """The directory, in every hierarchy, that holds these groups (the bench gives its anchor
+    one of its own)."""
+    cpu_on_top = True
+    """Whether the CPU group (v1) and the v2 group sit at the top of their hierarchy, named
+    ``<root_name>.<name>``, rather than below one common ``root_name`` parent.
+
+    The kernel's scheduler weighs a group as one entity: below a common parent of the default
+    weight, all the bots of the host together got the CPU share of one process against every
+    other busy process there (on a loaded host, a bot started and thought several times slower
+    than the same program outside its groups). At the top, each bot that runs weighs one
+    process, no more, and a frozen or idle one nothing; its quota still caps it at one CPU.
+    """
+
     def __init__(
         self,
         name: str,
@@ -121,7 +135,7 @@ class Cgroup:
         """
         found = found if found is not None else find_hierarchies()
         name = f"slot{slot}"
-        lease = _lease(found, name)
+        lease = _lease(found, name, cls.root_name)
         if lease is None:
             return cls(f"{os.getpid()}-{next(_names)}-{name}", limits, found)
         return cls(name, limits, found, lease=lease)
@@ -132,7 +146,7 @@ class Cgroup:
         if self.memory is not None and "memory" in self.found.v1:
             for counter in ("memory.failcnt", "memory.max_usage_in_bytes"):
                 with contextlib.suppress(OSError):
-                    (self.memory / counter).write_text("0")
+                    _put(self.memory / counter, "0")
             # The kill count cannot be reset: remember where it stood.
             self._oom_kills_before = _keyed(self.memory / "memory.oom_control").get("oom_kill", 0)
 
@@ -174,7 +188,7 @@ class Cgroup:
             # the common parent gets the root's, each bot's group its one core.
             mems = _first_line(mount / "cpuset.mems")
             parent = [("cpuset.cpus", _first_line(mount / "cpuset.cpus")), ("cpuset.mems", mems)]
-            if not _ensure_group(mount / ROOT_NAME, parent):
+            if not _ensure_group(mount / self.root_name, parent):
                 return None
             return self._v1_group("cpuset", [("cpuset.mems", mems), ("cpuset.cpus", str(core))])
         if "cpuset" in self.found.v2_controllers:
@@ -206,14 +220,22 @@ class Cgroup:
         mount = self.found.v1.get(controller)
         if mount is None:
             return None
-        return self._make(mount / ROOT_NAME / self.name, writes)
+        if controller == "cpu" and self.cpu_on_top:
+            return self._make(mount / self.top_name, writes)
+        return self._make(mount / self.root_name / self.name, writes)
+
+    @property
+    def top_name(self) -> str:
+        """The group's name at the top of a hierarchy (see ``cpu_on_top``)."""
+        return f"{self.root_name}.{self.name}"
 
     def _v2_group(self, writes: Writes, controller: str | None = None) -> Path | None:
         assert self.found.v2 is not None
-        parent = self.found.v2 / ROOT_NAME
+        top = self.cpu_on_top
+        parent = self.found.v2 if top else self.found.v2 / self.root_name
         if controller is not None and not _enable_v2(self.found.v2, parent, controller):
             return None
-        path = self._make(parent / self.name, writes)
+        path = self._make(parent / (self.top_name if top else self.name), writes)
         if path is not None:
             self.unified = path
         return path
@@ -267,7 +289,7 @@ class Cgroup:
         found: set[int] = set()
         for d in self.dirs:
             with contextlib.suppress(OSError, ValueError):
-                found.update(int(p) for p in (d / "cgroup.procs").read_text().split())
+                found.update(int(p) for p in _get(d / "cgroup.procs").split())
         return found
 
     def kill_all(self, rounds: int = 50) -> None:
@@ -454,7 +476,7 @@ def thaw_group(path: Path) -> None:
             (path / name).write_bytes(word)
 
 
-def _lease(found: Hierarchies, name: str) -> int | None:
+def _lease(found: Hierarchies, name: str, root_name: str = ROOT_NAME) -> int | None:
     """A lock on the v1 memory group ``name`` (made if missing), or None if another holds it.
 
     Only v1 groups are reused: there every counter a bot's end is judged by can be reset.
@@ -462,7 +484,7 @@ def _lease(found: Hierarchies, name: str) -> int | None:
     mount = found.v1.get("memory")
     if mount is None:
         return None
-    path = mount / ROOT_NAME / name
+    path = mount / root_name / name
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError:
@@ -506,25 +528,33 @@ def sweep_stale(found: Hierarchies | None = None, root_name: str = ROOT_NAME) ->
     mounts = {*found.v1.values(), *([found.v2] if found.v2 else [])}
     memory = found.v1.get("memory")
     removed = 0
+    top = f"{root_name}."
     # The memory group carries a slot's lease, so it goes last.
     for mount in sorted(mounts, key=lambda m: m == memory):
         with contextlib.suppress(OSError):
             for group in (mount / root_name).iterdir():
                 removed += group.is_dir() and _remove_unused(group, found, root_name)
+        with contextlib.suppress(OSError):
+            for group in mount.iterdir():  # the groups at the top (``Cgroup.cpu_on_top``)
+                if group.name.startswith(top) and group.is_dir():
+                    name = group.name.removeprefix(top)
+                    removed += _remove_unused(group, found, root_name, name)
     return removed
 
 
-def _remove_unused(group: Path, found: Hierarchies, root_name: str) -> bool:
-    owner = group.name.partition("-")[0]
+def _remove_unused(group: Path, found: Hierarchies, root_name: str, name: str = "") -> bool:
+    """Remove ``group`` (named ``name`` below ``root_name``) if no living referee uses it."""
+    name = name or group.name
+    owner = name.partition("-")[0]
     if owner.isdigit():
         if _alive(int(owner)):
             return False
         thaw_group(group)  # members a dead referee left frozen can die and go
         return remove_group_dir(group)
-    if not group.name.startswith("slot"):
+    if not name.startswith("slot"):
         return False
     memory = found.v1.get("memory")
-    lease = _lock(memory / root_name / group.name) if memory is not None else None
+    lease = _lock(memory / root_name / name) if memory is not None else None
     if lease is None:
         return False  # in use (or not ours to judge)
     try:
@@ -556,9 +586,27 @@ def _enable_v2(root: Path, parent: Path, controller: str) -> bool:
     return True
 
 
+def _get(path: Path) -> str:
+    """The text of a cgroup file (at most 64 KiB, which every file read here fits)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return os.read(fd, 65536).decode()
+    finally:
+        os.close(fd)
+
+
+def _put(path: Path, value: str) -> None:
+    """Write ``value`` to a cgroup file in one write (raises OSError as the kernel refuses)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
 def _first_line(path: Path) -> str:
     try:
-        return path.read_text().strip()
+        return _get(path).strip()
     except OSError:
         return ""
 
@@ -569,7 +617,7 @@ def _ensure_group(path: Path, writes: Writes) -> bool:
         path.mkdir(exist_ok=True)
         for name, value in writes:
             if _first_line(path / name) != value:
-                (path / name).write_text(value)
+                _put(path / name, value)
     except OSError:
         return False
     return True
@@ -577,13 +625,12 @@ def _ensure_group(path: Path, writes: Writes) -> bool:
 
 def _write_all(path: Path, writes: Writes) -> bool:
     for name, value in writes:
-        target = path / name
-        if not target.exists():
+        try:
+            _put(path / name, value)
+        except FileNotFoundError:
             if name.startswith(("memory.memsw", "memory.swap")):
                 continue  # no swap accounting: the plain limit already caps memory
             return False
-        try:
-            target.write_text(value)
         except OSError:
             return False
     return True
@@ -602,7 +649,7 @@ def remove_group_dir(path: Path) -> bool:
 
 def _int(path: Path) -> int:
     try:
-        return int(path.read_text().split()[0])
+        return int(_get(path).split()[0])
     except (OSError, ValueError, IndexError):
         return 0
 
@@ -611,7 +658,7 @@ def _keyed(path: Path) -> dict[str, int]:
     """A flat-keyed cgroup file (``name value`` per line) as a dict."""
     out: dict[str, int] = {}
     try:
-        for line in path.read_text().splitlines():
+        for line in _get(path).splitlines():
             key, _, value = line.partition(" ")
             with contextlib.suppress(ValueError):
                 out[key] = int(value)

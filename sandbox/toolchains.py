@@ -150,11 +150,12 @@ def rust_binds(sysroot: str, readable: Callable[[Path], bool]) -> list[tuple[str
     """Binds that show the toolchain at ``sysroot`` at ``RUST_MOUNT``.
 
     ``readable(path)`` tells whether the sandbox's mounting uid can walk to a folder; when it
-    cannot, the binds come from a world-readable linked tree (``staged_rust``).
+    cannot, the world-readable linked tree (``staged_rust``) is shown instead, with one bind:
+    it holds nothing but those folders (each bind is a mount operation at every start).
     """
     source = Path(sysroot)
     if not all(readable(source / part) for part in RUST_PARTS):
-        source = staged_rust(sysroot)
+        return [(str(staged_rust(sysroot)), RUST_MOUNT)]
     return [(str(source / part), f"{RUST_MOUNT}/{part}") for part in RUST_PARTS]
 
 

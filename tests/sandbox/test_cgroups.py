@@ -135,3 +135,29 @@ def test_sweep_spares_groups_in_use() -> None:
     finally:
         for group in (stale, live, leased):
             group.remove()
+
+
+def test_a_bots_cpu_group_sits_at_the_top_and_is_swept_there() -> None:
+    cpu = find_hierarchies().v1.get("cpu")
+    if cpu is None or not os.access(cpu, os.W_OK):
+        pytest.skip("no writable v1 cpu hierarchy here")
+    ended = subprocess.Popen(["true"])  # its pid names a referee that is gone
+    ended.wait()
+    stale = Cgroup(f"{ended.pid}-0-slot{fresh_slot()}", CgroupLimits(cpus=1.0))
+    live = Cgroup(f"{os.getpid()}-0-slot{fresh_slot()}", CgroupLimits(cpus=1.0))
+    slot = fresh_slot()
+    leased = Cgroup.for_slot(slot, CgroupLimits(32 << 20, cpus=1.0))
+    try:
+        # One process's weight each, not a share of one common parent's.
+        assert stale.cpu == cpu / f"{ROOT_NAME}.{stale.name}" and stale.cpu.is_dir()
+        assert leased.cpu == cpu / f"{ROOT_NAME}.slot{slot}"
+        assert not (cpu / ROOT_NAME / stale.name).exists()
+        assert (stale.cpu / "cpu.cfs_quota_us").read_text().strip() == "100000"
+        sweep_stale()
+        assert not stale.cpu.exists()
+        assert live.cpu is not None and live.cpu.is_dir() and leased.cpu.is_dir()
+    finally:
+        for group in (stale, live, leased):
+            group.remove()
+    sweep_stale()  # nobody holds the slot's lease now: its CPU group at the top goes too
+    assert not (cpu / f"{ROOT_NAME}.slot{slot}").exists()

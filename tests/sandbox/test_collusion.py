@@ -38,6 +38,7 @@ from arena.runner import TimeControl, run_match
 from sandbox import get_sandbox
 from sandbox.base import Sandbox
 from sandbox.bwrap import BwrapSandbox
+from sandbox.cgroups import Cgroup
 from tests.sandbox.conftest import HOSTILE, backend_or_skip
 from tests.sandbox.driver import fresh_slot, survivors
 
@@ -172,8 +173,24 @@ def sandbox_named(name: str) -> Sandbox:
         return get_sandbox("none")
     if name == "bwrap-unfrozen":
         backend_or_skip("bwrap")
-        return BwrapSandbox(freeze=False)
+        return SharedWeightBwrap(freeze=False)
     return backend_or_skip(name)
+
+
+class SharedWeightCgroup(Cgroup):
+    """Groups whose CPU group sits below the common parent, as every bot's did before
+    (``Cgroup.cpu_on_top``): the two bots then share one process's weight, so the sender's
+    busy thread takes its share from the receiver whatever else the host runs."""
+
+    cpu_on_top = False
+
+
+class SharedWeightBwrap(BwrapSandbox):
+    """The control's sandbox: unfrozen bots that compete for one CPU weight. At the top of
+    the hierarchy each bot weighs one process among all the host's, and on a loaded machine
+    the timing signal of one match drowned in the other jobs' noise."""
+
+    cgroup_class = SharedWeightCgroup
 
 
 @pytest.mark.slow
