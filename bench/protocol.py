@@ -27,7 +27,14 @@ medians), measure what freezing costs a move. Three more frozen passes split tha
 ``no_wait_ratio``, the next seat thawed without waiting for the last bot to be really frozen,
 and ``refreeze_ratio``, every bot frozen as soon as its answer is read, also one that moves
 again at once (as the referee once did; ``arena.referee.WRITE_BEFORE_THAW``,
-``WAIT_FOR_FREEZE`` and ``KEEP_RUNNING_FOR_OWN_MOVE`` switched off for that pass).
+``WAIT_FOR_FREEZE`` and ``KEEP_RUNNING_FOR_OWN_MOVE`` switched off for that pass). Two more
+passes give the bot a stdin pipe instead of its Unix socket (``sandbox.bwrap.STDIN_SOCKET``
+off), unfrozen and frozen: ``pipe_freeze_ratio`` is freezing's cost as it was with a pipe,
+``socket_ratio`` the unfrozen move with the socket against the pipe, and
+``frozen_over_pipe_ratio`` the frozen move now against the unfrozen one with a pipe;
+``freeze_mean_over_pipe_ratio`` and ``pipe_freeze_mean_over_pipe_ratio`` compare mean moves
+(frozen with the socket, frozen with a pipe, each over the unfrozen move with a pipe), which
+the few long waits of a busy host weigh on and medians do not.
 ``--no-bwrap`` skips it. Each seat runs on a
 core of its own where there are enough (as in production); ``--shared-core`` puts every seat
 on one core, as on a host with fewer cores than seats.
@@ -60,7 +67,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -68,6 +75,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import arena.referee  # noqa: E402
+import sandbox.bwrap  # noqa: E402
 from arena.bots import load_bot  # noqa: E402
 from arena.feed import ObservationFeed  # noqa: E402
 from arena.games import make_game  # noqa: E402
@@ -301,11 +309,12 @@ def main() -> None:
                 arena.referee.WRITE_BEFORE_THAW = key != "bwrap-thaw-first"
                 arena.referee.WAIT_FOR_FREEZE = key != "bwrap-no-wait"
                 arena.referee.KEEP_RUNNING_FOR_OWN_MOVE = key != "bwrap-refreeze"
+                sandbox.bwrap.STDIN_SOCKET = not key.endswith("-pipe")
                 figures.setdefault(key, []).append(
                     runner_pass(game, args.seed, bots[FULL], not args.no_pin, box)[0]
                 )
             arena.referee.WRITE_BEFORE_THAW = arena.referee.WAIT_FOR_FREEZE = True
-            arena.referee.KEEP_RUNNING_FOR_OWN_MOVE = True
+            arena.referee.KEEP_RUNNING_FOR_OWN_MOVE = sandbox.bwrap.STDIN_SOCKET = True
     report(args, cores, figures, sizes, bool(boxes))
 
 
@@ -352,6 +361,8 @@ def report(
         print(f"{'  thawed, then written':24s}median {medians['bwrap-thaw-first'] * 1e6:7.1f} us")
         print(f"{'  without the wait':24s}median {medians['bwrap-no-wait'] * 1e6:7.1f} us")
         print(f"{'  refrozen for own move':24s}median {medians['bwrap-refreeze'] * 1e6:7.1f} us")
+        print(f"{'stdin pipe, unfrozen':24s}median {medians['bwrap-pipe'] * 1e6:7.1f} us")
+        print(f"{'stdin pipe, frozen':24s}median {medians['bwrap-frozen-pipe'] * 1e6:7.1f} us")
         variants = (
             ("bwrap-thaw-first", "thaw_first"),
             ("bwrap-no-wait", "no_wait"),
@@ -360,6 +371,15 @@ def report(
         for key, name in variants:
             variant = round_ratios(figures[key], figures["bwrap"])
             print(f"{name}_ratio={statistics.median(variant):.2f}")
+        pipe = round_ratios(figures["bwrap-frozen-pipe"], figures["bwrap-pipe"])
+        print(f"pipe_freeze_ratio={statistics.median(pipe):.2f}")
+        socket = round_ratios(figures["bwrap"], figures["bwrap-pipe"])
+        print(f"socket_ratio={statistics.median(socket):.2f}")
+        against_pipe = round_ratios(figures["bwrap-frozen"], figures["bwrap-pipe"])
+        print(f"frozen_over_pipe_ratio={statistics.median(against_pipe):.2f}")
+        for key, name in (("bwrap-frozen", "freeze"), ("bwrap-frozen-pipe", "pipe_freeze")):
+            means = round_ratios(figures[key], figures["bwrap-pipe"], statistics.fmean)
+            print(f"{name}_mean_over_pipe_ratio={statistics.median(means):.2f}")
         freezing = round_ratios(figures["bwrap-frozen"], figures["bwrap"])
         print("freezing per-round ratios " + " ".join(f"{r:.2f}" for r in freezing))
         print(f"freeze_ratio={statistics.median(freezing):.2f}")
@@ -372,11 +392,11 @@ def report(
     )
 
 
-def round_ratios(values: list[Times], anchors: list[Times]) -> list[float]:
-    """Each round's ratio of medians."""
-    return [
-        statistics.median(v) / statistics.median(a) for v, a in zip(values, anchors, strict=True)
-    ]
+def round_ratios(
+    values: list[Times], anchors: list[Times], average: Callable[[Times], float] = statistics.median
+) -> list[float]:
+    """Each round's ratio of medians (or of ``average``)."""
+    return [average(v) / average(a) for v, a in zip(values, anchors, strict=True)]
 
 
 def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
@@ -394,6 +414,8 @@ def freezing_boxes(skip: bool) -> dict[str, Sandbox]:
         "bwrap-thaw-first": frozen,
         "bwrap-no-wait": frozen,
         "bwrap-refreeze": frozen,
+        "bwrap-pipe": BwrapSandbox(freeze=False),
+        "bwrap-frozen-pipe": frozen,
     }
 
 

@@ -27,6 +27,7 @@ import resource
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -566,13 +567,35 @@ class BwrapSandbox(Sandbox):
         }
 
 
+STDIN_SOCKET = True
+"""False only in ``bench/protocol.py``, to measure what a stdin pipe (as before) costs a move."""
+
+
 def _start(
     argv: list[str], preexec: Callable[[], None], seccomp_fd: int | None
+) -> subprocess.Popen[bytes]:
+    """Start bubblewrap; the bot's stdin is one end of a socket pair (``_stdin_pair``)."""
+    if not STDIN_SOCKET:
+        return _start_with(argv, preexec, seccomp_fd, subprocess.PIPE)
+    ours, theirs = _stdin_pair()
+    try:
+        popen = _start_with(argv, preexec, seccomp_fd, theirs.fileno())
+    except BaseException:
+        ours.close()
+        raise
+    finally:
+        theirs.close()
+    popen.stdin = open(ours.detach(), "wb", buffering=0)  # noqa: SIM115 (closed by ``close``)
+    return popen
+
+
+def _start_with(
+    argv: list[str], preexec: Callable[[], None], seccomp_fd: int | None, stdin: int
 ) -> subprocess.Popen[bytes]:
     # The referee's environment never reaches bubblewrap (it would be visible in /proc).
     return subprocess.Popen(
         argv,
-        stdin=subprocess.PIPE,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={"PATH": "/usr/bin:/bin"},
@@ -581,6 +604,21 @@ def _start(
         pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
         close_fds=True,
     )
+
+
+def _stdin_pair() -> tuple[socket.socket, socket.socket]:
+    """The referee's end and the bot's end of the bot's stdin: a Unix stream socket pair.
+
+    A pipe would do, but a task asleep in ``read`` on a pipe must be woken to freeze (it
+    stops only on its way back to user mode), so a bot waiting for its next request would need
+    its core once more at every freeze, and the referee would wait for that before the next
+    seat moves. Asleep in ``read`` on a Unix socket, it is frozen where it sleeps, at once,
+    and a thaw puts it back to sleep without running it (Linux 6.1 and later). The referee's
+    end is shut for reading, so the bot cannot write back through its stdin (``EPIPE``).
+    """
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    ours.shutdown(socket.SHUT_RD)
+    return ours, theirs
 
 
 def _program_fd(program: bytes) -> int:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+import sandbox.bwrap
 from arena.bots import load_bot
 from arena.games import make_game
 from arena.runner import TimeControl, run_match
@@ -32,7 +33,7 @@ from sandbox.bwrap import BwrapSandbox
 from sandbox.cgroups import PILOT, ROOT_NAME, Cgroup, CgroupLimits, find_hierarchies, sweep_stale
 from sandbox.docker import UID_BASE as DOCKER_UID_BASE
 from sandbox.docker import DockerSandbox
-from tests.sandbox.conftest import BotMaker, Scene
+from tests.sandbox.conftest import REPO, BotMaker, Scene
 from tests.sandbox.driver import HELLO, REQUEST, fresh_slot, host_uid_processes, start, survivors
 
 LIMITS = Limits(memory_mb=256, cpu_seconds=120, processes=32, tmp_mb=16)
@@ -183,6 +184,50 @@ def test_a_frozen_bot_reads_stopped_only_once_it_has_stopped(
     assert still_for(pids, IDLE_S)  # reads stopped: uses no CPU at all
     talk.process.thaw()
     talk.turn(2)
+
+
+def context_switches(pid: int) -> int:
+    """How often ``pid``'s main thread has left its core so far."""
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return sum(int(line.split()[1]) for line in lines if "ctxt_switches:" in line)
+
+
+def asleep(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "S"
+
+
+@pytest.mark.parametrize("stdin_socket", [True, False], ids=["socket", "pipe"])
+def test_a_bot_waiting_for_its_request_is_frozen_where_it_sleeps(
+    bwrap_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, stdin_socket: bool
+) -> None:
+    """Under bwrap a bot asleep in ``read`` on its stdin (a Unix socket) is frozen and thawed
+    without ever running: it reads stopped at the first check and leaves its sleep not once.
+    The control gives it a stdin pipe, as before: then every freeze wakes it to stop."""
+    if os.geteuid() != 0:
+        pytest.skip("the bot's process is found on the host by its uid (needs root)")
+    monkeypatch.setattr(sandbox.bwrap, "STDIN_SOCKET", stdin_socket)
+    box, slot, cycles = BwrapSandbox(), fresh_slot(), 20
+    talk = Talk(start(box, REPO / "sample_bots" / "python" / "any-game-random", LIMITS, slot))
+    try:
+        talk.send(HELLO)
+        assert talk.answer()["type"] == "ready"
+        talk.turn(1)
+        (pid,) = set(host_uid_processes(bot_uid(box, slot))) - {talk.process.pid}  # the bot
+        wait_for(lambda: asleep(pid), "the bot to wait for its next request")
+        before, at_once = context_switches(pid), 0
+        for _ in range(cycles):
+            talk.process.freeze()
+            at_once += talk.process.is_frozen()
+            wait_for(talk.process.is_frozen, "the frozen bot to read stopped")
+            talk.process.thaw()
+        woken = context_switches(pid) - before
+        talk.turn(2)  # and it still plays
+    finally:
+        talk.process.close()
+    if stdin_socket:
+        assert (woken, at_once) == (0, cycles)
+    else:
+        assert woken >= cycles  # woken to stop (and again by the thaw), every time
 
 
 def test_a_frozen_bot_is_killed_whole(freezing: Sandbox, ponder: tuple[Talk, int]) -> None:
