@@ -247,10 +247,11 @@ def _endings(probe: _Probe, state: State) -> None:
     n = state.game.players
     result = {"ranking": [1] * n, "scores": [0.0] * n, "detail": {}}
     ok = ok and probe.tell(MatchEnd(result=result, place=1, status="ok"))
-    ok = ok and probe.tell(Shutdown())
     if not ok:
         probe.report.fail("deal_end/match_end: the bot stopped reading its input")
         return
+    if not probe.tell(Shutdown()):  # a bot may leave once it has its match_end: not an error
+        probe.report.note("shutdown: the bot had already left after match_end")
     if probe.conn.wait_exit(time.perf_counter() + SHUTDOWN_GRACE_S):
         probe.report.note("deal_end, match_end, shutdown: the bot exited cleanly")
     else:
