@@ -73,6 +73,9 @@ class FixtureSite:
         self._checkpoints: dict[str, Checkpoints] = {}
         self.requests: list[str] = []
         """The frame requests served, in order (path and query)."""
+        self.refuse: dict[str, int] = {}
+        """Replays whose next N window requests (more than one frame) get a 503, as from a busy
+        server."""
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -188,6 +191,10 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
                 return
             total = (len(site.replays[name]["steps"]) if played is None else played) + 1
             window = frame_window(query)
+            if len(window) > 1 and site.refuse.get(name, 0) > 0:
+                site.refuse[name] -= 1
+                self._send(503, b'{"error": {"message": "busy"}}', "application/json")
+                return
             every = site.frames(name, window.start, min(window.stop, total))
             game = make_game(**site.replays[name]["game"])
             shown = [frame_for(f, seat, game, played is not None) for f in every]

@@ -42,12 +42,19 @@ def wait_step(page: Any, step: int) -> None:
     page.wait_for_selector(f'{ROOT_SEL}[data-step="{step}"]', timeout=WAIT_MS)
 
 
-def wait_until(page: Any, check: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-    """Poll ``check`` from Python (the page's CSP forbids Playwright's evaluated predicates)."""
+def wait_until(
+    page: Any,
+    check: Callable[[], bool],
+    what: str,
+    timeout: float = WAIT_S,
+    about: Callable[[], str] | None = None,
+) -> None:
+    """Poll ``check`` from Python (the page's CSP forbids Playwright's evaluated predicates);
+    ``about`` says what the page shows if the wait runs out."""
     deadline = time.monotonic() + timeout
     while not check():
         if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
+            pytest.fail(f"timed out waiting for {what}" + (f": {about()}" if about else ""))
         page.wait_for_timeout(50)
 
 
@@ -403,6 +410,16 @@ def window_sizes(requests: list[str]) -> list[int]:
     return sizes
 
 
+def log_state(page: Any) -> str:
+    """What the move log holds and what the page last said (for a failure message)."""
+    steps = page.eval_on_selector_all(
+        ".rv-log li[data-step]", "ls => ls.map(l => Number(l.dataset.step))"
+    )
+    gaps = sorted(set(range(1, max(steps, default=0) + 1)) - set(steps))
+    note = page.inner_text(".rv-toast") if page.locator(".rv-toast").count() else ""
+    return f"{len(steps)} lines, {len(set(steps))} distinct, gaps {gaps[:20]}, note {note!r}"
+
+
 def test_a_long_replay_opens_at_once_and_jumps_to_its_end(page: Any, site: FixtureSite) -> None:
     replay = long_replay()
     steps = len(replay["steps"])
@@ -420,7 +437,7 @@ def test_a_long_replay_opens_at_once_and_jumps_to_its_end(page: Any, site: Fixtu
     )
     wait_step(page, steps // 2)
     lines = page.locator(".rv-log li[data-step]")
-    wait_until(page, lambda: lines.count() == steps, "the whole log")
+    wait_until(page, lambda: lines.count() == steps, "the whole log", about=lambda: log_state(page))
     order = page.eval_on_selector_all(
         ".rv-log li[data-step]", "ls => ls.map(l => Number(l.dataset.step))"
     )
@@ -429,6 +446,29 @@ def test_a_long_replay_opens_at_once_and_jumps_to_its_end(page: Any, site: Fixtu
     assert page.locator(".rv-log li.deal-sep").count() == deals, "one heading per deal"
     assert page.locator(".rv-marks .tick.deal").count() == deals - 1
     assert all(0 < size <= 500 for size in window_sizes(site.requests))
+
+
+def test_windows_a_busy_server_refused_are_asked_for_again(
+    page: Any, site: FixtureSite, errors: list[str]
+) -> None:
+    replay = long_replay()
+    steps = len(replay["steps"])
+    url = site.add("refused", replay)
+    open_viewer(page, url)
+    site.refuse["refused"] = 3  # the next three background windows meet a busy server
+    lines = page.locator(".rv-log li[data-step]")
+    notes: list[str] = []
+
+    def whole() -> bool:
+        text = page.inner_text(".rv-toast")
+        if "trying again" in text and text not in notes:
+            notes.append(text)
+        return lines.count() == steps
+
+    wait_until(page, whole, "the whole log after refusals", about=lambda: log_state(page))
+    assert site.refuse["refused"] == 0, "every refusal was met"
+    assert any("Some steps did not load (trying again): busy" in n for n in notes)
+    errors[:] = [e for e in errors if "503" not in e]  # the refusals, as the browser logs them
 
 
 def ten_thousand_steps() -> Any:

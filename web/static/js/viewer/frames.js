@@ -9,6 +9,9 @@ export const CHUNK = 200;
 /** How long background windows wait after a jump (a reader scrubbing jumps again soon). */
 const QUIET_MS = 1000;
 
+/** The longest wait before a window that failed to load is asked for again. */
+const RETRY_MAX_MS = 30000;
+
 export class FrameStore {
   /**
    * @param source where the frames come from (``window(seat, query)``)
@@ -100,32 +103,47 @@ export class FrameStore {
    */
   #pump() {
     if (!this.pumping) {
-      this.pumping = (async () => {
-        try {
-          for (let number = this.#next(); number !== null; number = this.#next()) {
-            if (this.stopped) return;
-            await this.#chunk(number);
-          }
-        } catch (error) {
-          this.failure = error; // fill() reports it; a jump asks again
-        } finally {
-          this.pumping = null;
-        }
-      })();
+      // cleared in a ``then`` (never in the loop itself): a loop with nothing to load ends before
+      // its promise is even stored, and clearing there would leave a settled promise for good
+      const run = this.#pumpLoop().then(() => {
+        if (this.pumping === run) this.pumping = null;
+      });
+      this.pumping = run;
     }
     return this.pumping;
   }
 
-  /** Fetch every window not yet here, one after another, until done or ``stop()``. */
-  async fill() {
+  async #pumpLoop() {
+    try {
+      for (let number = this.#next(); number !== null; number = this.#next()) {
+        if (this.stopped) return;
+        await this.#chunk(number);
+      }
+    } catch (error) {
+      this.failure = error; // fill() reports it; a jump asks again
+    }
+  }
+
+  /**
+   * Fetch every window not yet here, one after another, until done or ``stop()``. A window that
+   * fails to load (a dropped connection, a busy server) is asked for again, after 1 s, then
+   * twice as long each time up to ``RETRY_MAX_MS``; ``onFailure(error)`` is told of each failure.
+   */
+  async fill(onFailure = () => {}) {
     this.filling = true;
+    let backoff = 0;
     while (!this.stopped && this.#missing()) {
       // wait for the reader to stop jumping; never spin without giving the page a turn
-      const wait = Math.max(1, Math.ceil(this.jumped + QUIET_MS - performance.now()));
-      await new Promise((resolve) => setTimeout(resolve, wait));
+      const quiet = Math.ceil(this.jumped + QUIET_MS - performance.now());
+      await new Promise((resolve) => setTimeout(resolve, Math.max(1, quiet, backoff)));
       this.failure = null;
       await this.#pump();
-      if (this.failure) throw this.failure;
+      if (this.failure && !this.stopped) {
+        onFailure(this.failure);
+        backoff = Math.min(RETRY_MAX_MS, backoff ? 2 * backoff : 1000);
+      } else {
+        backoff = 0;
+      }
     }
   }
 

@@ -196,7 +196,9 @@ export class Player {
   }
 
   #fillInBackground() {
-    this.store.fill().catch((error) => this.notify(`Some steps did not load: ${error.message}`));
+    this.store.fill((error) =>
+      this.notify(`Some steps did not load (trying again): ${error.message}`),
+    );
   }
 
   /** Frames ``start`` to ``stop - 1`` arrived: put them in the log, marks and controls. */
