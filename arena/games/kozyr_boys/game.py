@@ -47,6 +47,7 @@ from arena.games.kozyr_boys.tables import (
 )
 from arena.games.tricktaking import (
     OVER,
+    Play,
     Trick,
     TrickTakingState,
     hand_strs,
@@ -140,7 +141,7 @@ class KozyrBoys(Game):
         state = KozyrBoysState(self, seed)
         state.hands = [sorted(cards.parse(c) for c in hand) for hand in hands]
         state.dealer, state.turned = dealer, cards.parse(turned)
-        state.trumps = Trumps.of(cards.suit_of(state.turned))
+        state._set_trumps(Trumps.of(cards.suit_of(state.turned)))
         others = [c for c in state.hands[dealer] if c != state.turned]
         state.second = cards.parse(second) if second else others[-1]
         state.discards = sorted(cards.parse(c) for c in discards)
@@ -205,6 +206,8 @@ class KozyrBoysState(TrickTakingState):
     units: list[float] = field(default_factory=list)
     captures: list[tuple[int, int]] = field(default_factory=list)
     legal_cache: list[Action] | None = field(default=None, repr=False)
+    play_table: tuple[tuple[Play, ...], ...] = field(default=(), repr=False)
+    trick_keys: tuple[int, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         self.scores = [0] * PLAYERS
@@ -225,13 +228,18 @@ class KozyrBoysState(TrickTakingState):
             hands[seat] = sorted(pick(deck))
         self.hands = hands
         self.turned, self.second = deck[-2:]
-        self.trumps = Trumps.of(self.turned >> 4)
+        self._set_trumps(Trumps.of(self.turned >> 4))
         self.discards, self.tricks, self.captures = [], [], []
         self.phase, self.to_move = DISCARD_PHASE, self.dealer
         self.trick = Trick(order[0])
         turned = cards.to_str(self.turned)
         self.history = [{"type": "deal", "deal": self.deal_no, "dealer": self.dealer}]
         self.history.append({"type": "turn", "card": turned})
+
+    def _set_trumps(self, trumps: Trumps) -> None:
+        """Set the deal's trumps, with each seat's ``Play`` of each card and the trick keys."""
+        self.trumps = trumps
+        self.play_table, self.trick_keys = play_tables(trumps.suit)
 
     def _discard(self, pair: tuple[Card, Card]) -> None:
         for card in pair:
@@ -251,7 +259,7 @@ class KozyrBoysState(TrickTakingState):
         plays = trick.plays
         first, second, third = plays
         c0, c1, c2 = first.card, second.card, third.card
-        suits, keys = trumps.suits, play_tables(trumps.suit)[1]
+        suits, keys = trumps.suits, self.trick_keys
         led = suits[c0]
         k1 = keys[c1] + 20 if suits[c1] == led else keys[c1]
         k2 = keys[c2] + 20 if suits[c2] == led else keys[c2]
@@ -370,7 +378,7 @@ class KozyrBoysState(TrickTakingState):
         seat = self.to_move  # ``_apply`` inlined: a card's play is most moves
         self.hands[seat].remove(action)
         plays = self.trick.plays
-        plays.append(play_tables(self.trumps.suit)[0][seat][action])
+        plays.append(self.play_table[seat][action])
         self.history.append(PLAY_EVENTS[seat][action])
         if len(plays) < PLAYERS:
             self.to_move = NEXT[seat]
