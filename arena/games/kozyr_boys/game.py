@@ -43,6 +43,7 @@ from arena.games.kozyr_boys.tables import (
     PICKS,
     PLAY_EVENTS,
     PLAYERS,
+    Members,
     play_tables,
 )
 from arena.games.tricktaking import (
@@ -208,6 +209,7 @@ class KozyrBoysState(TrickTakingState):
     legal_cache: list[Action] | None = field(default=None, repr=False)
     play_table: tuple[tuple[Play, ...], ...] = field(default=(), repr=False)
     trick_keys: tuple[int, ...] = field(default=(), repr=False)
+    suit_members: tuple[Members, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         self.scores = [0] * PLAYERS
@@ -239,7 +241,7 @@ class KozyrBoysState(TrickTakingState):
     def _set_trumps(self, trumps: Trumps) -> None:
         """Set the deal's trumps, with each seat's ``Play`` of each card and the trick keys."""
         self.trumps = trumps
-        self.play_table, self.trick_keys = play_tables(trumps.suit)
+        self.play_table, self.trick_keys, self.suit_members = play_tables(trumps.suit)
 
     def _discard(self, pair: tuple[Card, Card]) -> None:
         for card in pair:
@@ -354,12 +356,10 @@ class KozyrBoysState(TrickTakingState):
             hand = self.hands[self.to_move]  # ``Trumps.legal_plays`` inlined: once per move
             plays = self.trick.plays
             if plays:
-                suits = self.trumps.suits
-                want = suits[plays[0].card]
-                legal = [c for c in hand if suits[c] == want]
+                trumps, members = self.trumps, self.suit_members
+                legal = [*filter(members[trumps.suits[plays[0].card]], hand)]
                 if not legal:
-                    want = self.trumps.suit
-                    legal = [c for c in hand if suits[c] == want] or hand[:]
+                    legal = [*filter(members[trumps.suit], hand)] or hand[:]
             else:
                 legal = hand[:]
             self.legal_cache = legal
