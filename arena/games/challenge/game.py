@@ -30,7 +30,6 @@ from arena.games.base import (
     shuffle,
 )
 from arena.games.beating import (
-    BEAT_MASKS,
     CHOOSE,
     CHOOSE_SIDE,
     CHOOSE_TRUMP,
@@ -217,6 +216,7 @@ class ChallengeState(BeatingState):
         "_once",
         "_pile",
         "_points",
+        "_responses",
         "_results",
         "_suits",
         "_to_move",
@@ -259,6 +259,7 @@ class ChallengeState(BeatingState):
         deck = cards.pack(self.game.pack_size)
         shuffle(deal_rng(self.seed, self._index - self._index % 2), deck)
         dealer_hand, opponent_hand = mirrored_deal(deck, self._suits)
+        self._link_responses()
         self._hands[self._dealer] = dealer_hand
         self._hands[1 - self._dealer] = opponent_hand
         self._mode = LEAD_MODE
@@ -285,6 +286,7 @@ class ChallengeState(BeatingState):
         t0, t1, s0, s1 = (cards.parse_suit(s) for s in suits)
         self._suits = [t0, s0, t1, s1] if dealer == 0 else [t1, s1, t0, s0]
         self._dealer = dealer
+        self._link_responses()
         self._to_move = to_move
         self._mode = MODE_NAMES.index(mode or ("respond" if self._pile.cards else "lead"))
         self._history = []
@@ -293,6 +295,10 @@ class ChallengeState(BeatingState):
         self._turns = 0
         self._legal = None
         self._note_position()
+
+    def _link_responses(self) -> None:
+        """``_responses[seat]``: the response table of the seat's trump (once the suits are set)."""
+        self._responses = [RESPONSES[self._trump(seat)] for seat in (0, 1)]
 
     def _trump(self, seat: int) -> Suit:
         return self._suits[0 if seat == self._dealer else 2]
@@ -303,8 +309,7 @@ class ChallengeState(BeatingState):
         mode = self._mode
         if mode == RESPOND:
             seat = self._to_move
-            trump = self._suits[0 if seat == self._dealer else 2]
-            mask, low, low_shift, high, high_shift = RESPONSES[trump][self._pile.cards[-1]]
+            mask, low, low_shift, high, high_shift = self._responses[seat][self._pile.cards[-1]]
             beat = self._hands[seat] & mask
             return [*low[beat >> low_shift & 1023], *high[beat >> high_shift]]
         if mode in (LEAD_MODE, SECOND_MODE):
@@ -332,8 +337,7 @@ class ChallengeState(BeatingState):
             legal = 0
             if mode == RESPOND:
                 if kind == EV_BEAT:
-                    trump = self._suits[0 if seat == self._dealer else 2]  # ``_trump`` inlined
-                    legal = hand & BEAT_MASKS[trump][pile.cards[-1]]
+                    legal = hand & self._responses[seat][pile.cards[-1]][0]
             elif mode == LEAD_MODE:
                 legal = hand if kind == EV_LEAD else 0
             elif mode == SECOND_MODE:
