@@ -30,6 +30,7 @@ from arena.games.base import (
     shuffle,
 )
 from arena.games.beating import (
+    CARD_EVENTS,
     CHOOSE,
     CHOOSE_SIDE,
     CHOOSE_TRUMP,
@@ -348,7 +349,7 @@ class ChallengeState(BeatingState):
             hands[seat] = hand
             pile.cards.append(card)
             pile.key = pile.key << 6 | card
-            self._history.append((kind, seat, card))
+            self._history.append(CARD_EVENTS[action][seat])
             if not hand:
                 self._hand_emptied(seat)  # the deal is over
                 return

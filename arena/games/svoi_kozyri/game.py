@@ -33,6 +33,7 @@ from arena.games.base import (
 )
 from arena.games.beating import (
     BEAT,
+    CARD_EVENTS,
     CHOOSE,
     CHOOSE_TRUMP,
     EV_BEAT,
@@ -306,7 +307,7 @@ class SvoiKozyriState(BeatingState):
             hands[seat] = hand
             pile.cards.append(card)
             pile.key = pile.key << 6 | card
-            self._history.append((kind, seat, card))
+            self._history.append(CARD_EVENTS[action][seat])
             if kind == EV_BEAT and hand:
                 mode = self._mode = SECOND_MODE
             else:
@@ -479,7 +480,9 @@ class SvoiKozyriState(BeatingState):
             "hand_counts": [h.bit_count() for h in self._hands],
             "active": list(self._active),
             "pile": cards.strs(self._pile.cards),
-            "known": [cards.mask_strs(k & h) for k, h in zip(self._known, self._hands)],
+            "known": [
+                cards.mask_strs(k & h) for k, h in zip(self._known, self._hands, strict=True)
+            ],
             "history": [self._event_json(e) for e in self._history] if events else None,
             "fools": list(self._fools),
             "turns_left": self.game.turn_cap - self._turns,
