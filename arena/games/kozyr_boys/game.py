@@ -43,6 +43,7 @@ from arena.games.kozyr_boys.tables import (
     PICKS,
     PLAY_EVENTS,
     PLAYERS,
+    TRICK_EVENTS,
     Members,
     play_tables,
 )
@@ -61,6 +62,9 @@ from arena.games.tricktaking import (
 DISCARD = 64
 """Action ``DISCARD + 64 * low + high`` discards the pair of cards ``low < high``; lower actions
 play the card of that number."""
+
+PAIR_ACTIONS = {(low, high): DISCARD + 64 * low + high for low in range(64) for high in range(64)}
+"""The discard action of each pair of cards (``low < high`` in a legal pair)."""
 
 DISCARD_PHASE, PLAY_PHASE = "discard", "play"
 DISCARD_RULES = ("seed", "no_aces_bowers", "one_ten")
@@ -278,7 +282,7 @@ class KozyrBoysState(TrickTakingState):
             self.captures.append((winner, loser.seat))
         values = trumps.values
         points = values[c0] + values[c1] + values[c2]
-        self.history.append({"type": "trick", "winner": winner, "points": points})
+        self.history.append(TRICK_EVENTS[winner][points])
         self.tricks.append(trick)
         self.trick, self.to_move = Trick(winner, []), winner
         if not self.hands[winner]:
@@ -342,7 +346,7 @@ class KozyrBoysState(TrickTakingState):
             )
         if self.phase == DISCARD_PHASE:
             # The pairs come in (low, high) order, so their actions ascend.
-            return [DISCARD + 64 * low + high for low, high in self.legal_pairs()]
+            return list(map(PAIR_ACTIONS.__getitem__, self.legal_pairs()))
         return []
 
     def legal_actions(self) -> list[Action]:

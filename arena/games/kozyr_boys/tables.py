@@ -10,7 +10,7 @@ from operator import itemgetter
 
 from arena import cards
 from arena.cards import Card
-from arena.games.kozyr_boys.rules import Trumps
+from arena.games.kozyr_boys.rules import BOWER_POINTS, Trumps
 from arena.games.tricktaking import Play
 
 PLAYERS = 3
@@ -67,3 +67,11 @@ PLAY_EVENTS = tuple(
 )
 """Each seat's history event of laying each card. Events are never changed once recorded (an
 observation copies them), so every match shares these."""
+
+
+TRICK_EVENTS = tuple(
+    tuple({"type": "trick", "winner": seat, "points": p} for p in range(3 * BOWER_POINTS + 1))
+    for seat in range(PLAYERS)
+)
+"""``TRICK_EVENTS[winner][points]``: the history event of a trick's end (no card is worth more
+than a bower, so a trick holds at most three bowers' points). Shared, as ``PLAY_EVENTS``."""
