@@ -162,6 +162,9 @@ PLAY_EVENTS = tuple(
 """Each seat's history event of laying each card. Events are never changed once recorded (an
 observation copies them), so every match shares these."""
 
+TRICK_EVENTS = tuple({"type": "trick", "winner": seat} for seat in range(SPEC.max_players))
+"""Each seat's history event of winning a trick, shared as ``PLAY_EVENTS``."""
+
 NEXT = {n: tuple((seat + 1) % n for seat in range(n)) for n in range(1, SPEC.max_players + 1)}
 """Per table size, the seat left of each seat."""
 
@@ -285,7 +288,7 @@ class TricksState(TrickTakingState):
         if trumping[index] and not win.flagged:
             win.flagged = True
             self._reveal(seat)
-        self.history.append({"type": "trick", "winner": seat})
+        self.history.append(TRICK_EVENTS[seat])
         self.tricks.append(trick)
         self.trick, self.trumping = Trick(seat, []), []
         self.to_move = seat
