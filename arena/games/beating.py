@@ -47,6 +47,16 @@ card events are numbered as their action ranges: ``action >> 6`` is the kind."""
 
 _CARD_EVENTS = {EV_LEAD: "lead", EV_BEAT: "beat", EV_SECOND: "second"}
 
+MAX_SEATS = 4
+
+CARD_EVENTS = tuple(
+    tuple((action >> 6, seat, action & 63) for seat in range(MAX_SEATS))
+    for action in range(PICK_UP)
+)
+"""``CARD_EVENTS[action][seat]``: the history event of ``seat`` playing the card action
+``action`` (its kind is ``action >> 6``). Events are tuples, never changed, so every match shares
+these instead of building one per move."""
+
 _CARD_KINDS = {"lead": LEAD, "beat": BEAT, "second": SECOND}
 _SUIT_KINDS = {"choose_trump": CHOOSE_TRUMP, "choose_side": CHOOSE_SIDE}
 

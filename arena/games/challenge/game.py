@@ -30,7 +30,7 @@ from arena.games.base import (
     shuffle,
 )
 from arena.games.beating import (
-    BEAT_MASKS,
+    CARD_EVENTS,
     CHOOSE,
     CHOOSE_SIDE,
     CHOOSE_TRUMP,
@@ -214,13 +214,15 @@ class ChallengeState(BeatingState):
         "_index",
         "_legal",
         "_mode",
+        "_once",
         "_pile",
         "_points",
+        "_responses",
         "_results",
-        "_seen",
         "_suits",
         "_to_move",
         "_turns",
+        "_twice",
         "game",
         "seed",
     )
@@ -241,7 +243,8 @@ class ChallengeState(BeatingState):
         self._hands = [0, 0]
         self._pile = beating.Pile()
         self._history: list[tuple[int, ...]] = []
-        self._seen: dict[tuple[int, ...], int] = {}
+        self._once: dict[tuple[int, ...], int] = {}
+        self._twice: set[tuple[int, ...]] = set()
         self._turns = 0
         self._legal: list[Action] | None = None
         if self.game.choose_suits:
@@ -257,6 +260,7 @@ class ChallengeState(BeatingState):
         deck = cards.pack(self.game.pack_size)
         shuffle(deal_rng(self.seed, self._index - self._index % 2), deck)
         dealer_hand, opponent_hand = mirrored_deal(deck, self._suits)
+        self._link_responses()
         self._hands[self._dealer] = dealer_hand
         self._hands[1 - self._dealer] = opponent_hand
         self._mode = LEAD_MODE
@@ -283,13 +287,19 @@ class ChallengeState(BeatingState):
         t0, t1, s0, s1 = (cards.parse_suit(s) for s in suits)
         self._suits = [t0, s0, t1, s1] if dealer == 0 else [t1, s1, t0, s0]
         self._dealer = dealer
+        self._link_responses()
         self._to_move = to_move
         self._mode = MODE_NAMES.index(mode or ("respond" if self._pile.cards else "lead"))
         self._history = []
-        self._seen = {}
+        self._once = {}
+        self._twice = set()
         self._turns = 0
         self._legal = None
         self._note_position()
+
+    def _link_responses(self) -> None:
+        """``_responses[seat]``: the response table of the seat's trump (once the suits are set)."""
+        self._responses = [RESPONSES[self._trump(seat)] for seat in (0, 1)]
 
     def _trump(self, seat: int) -> Suit:
         return self._suits[0 if seat == self._dealer else 2]
@@ -300,8 +310,7 @@ class ChallengeState(BeatingState):
         mode = self._mode
         if mode == RESPOND:
             seat = self._to_move
-            trump = self._suits[0 if seat == self._dealer else 2]
-            mask, low, low_shift, high, high_shift = RESPONSES[trump][self._pile.cards[-1]]
+            mask, low, low_shift, high, high_shift = self._responses[seat][self._pile.cards[-1]]
             beat = self._hands[seat] & mask
             return [*low[beat >> low_shift & 1023], *high[beat >> high_shift]]
         if mode in (LEAD_MODE, SECOND_MODE):
@@ -329,7 +338,7 @@ class ChallengeState(BeatingState):
             legal = 0
             if mode == RESPOND:
                 if kind == EV_BEAT:
-                    legal = hand & BEAT_MASKS[self._trump(seat)][pile.cards[-1]]
+                    legal = hand & self._responses[seat][pile.cards[-1]][0]
             elif mode == LEAD_MODE:
                 legal = hand if kind == EV_LEAD else 0
             elif mode == SECOND_MODE:
@@ -340,7 +349,7 @@ class ChallengeState(BeatingState):
             hands[seat] = hand
             pile.cards.append(card)
             pile.key = pile.key << 6 | card
-            self._history.append((kind, seat, card))
+            self._history.append(CARD_EVENTS[action][seat])
             if not hand:
                 self._hand_emptied(seat)  # the deal is over
                 return
@@ -361,12 +370,16 @@ class ChallengeState(BeatingState):
         if turns >= self.game.turn_cap:
             self._end_at_cap()
             return
-        # ``_note_position``'s key, built without unpacking.
-        key = (pile.key, seat, mode, hands[0], hands[1])
-        seen = self._seen
-        count = seen[key] = seen.get(key, 0) + 1
-        if count >= 3:
-            self._end_deal(None, "repetition")
+        # ``_note_position``'s key, built without unpacking. ``turns`` is new to ``_once`` (it
+        # grows every move), so the key was there already if ``setdefault`` hands back another
+        # value: one hash of the key for a new position.
+        key = (pile.key, seat, mode, hands[0])
+        if self._once.setdefault(key, turns) != turns:
+            twice = self._twice
+            if key in twice:
+                self._end_deal(None, "repetition")
+            else:
+                twice.add(key)
 
     def _other_legal(self) -> list[Action]:
         base = CHOOSE_SIDE if len(self._suits) == 1 else CHOOSE_TRUMP
@@ -425,6 +438,22 @@ class ChallengeState(BeatingState):
             self._end_at_cap()
         elif self._note_position() >= 3:
             self._end_deal(None, "repetition")
+
+    def _note_position(self) -> int:
+        """Count one more occurrence of the current position; return how many there have been
+        (3 at most: the third ends the deal). Positions seen once are in ``_once`` (with the
+        turn of the first sighting), those seen twice also in ``_twice``.
+
+        The second hand is left out of the key: no card leaves play during a deal, so it is
+        whatever the pile and the first hand do not hold."""
+        key = (self._pile.key, self._to_move, self._mode, self._hands[0])
+        if key not in self._once:
+            self._once[key] = self._turns
+            return 1
+        if key not in self._twice:
+            self._twice.add(key)
+            return 2
+        return 3
 
     def _end_at_cap(self) -> None:
         """The turn cap: fewer cards wins."""

@@ -43,10 +43,13 @@ from arena.games.kozyr_boys.tables import (
     PICKS,
     PLAY_EVENTS,
     PLAYERS,
+    TRICK_EVENTS,
+    Members,
     play_tables,
 )
 from arena.games.tricktaking import (
     OVER,
+    Play,
     Trick,
     TrickTakingState,
     hand_strs,
@@ -59,6 +62,9 @@ from arena.games.tricktaking import (
 DISCARD = 64
 """Action ``DISCARD + 64 * low + high`` discards the pair of cards ``low < high``; lower actions
 play the card of that number."""
+
+PAIR_ACTIONS = {(low, high): DISCARD + 64 * low + high for low in range(64) for high in range(64)}
+"""The discard action of each pair of cards (``low < high`` in a legal pair)."""
 
 DISCARD_PHASE, PLAY_PHASE = "discard", "play"
 DISCARD_RULES = ("seed", "no_aces_bowers", "one_ten")
@@ -140,7 +146,7 @@ class KozyrBoys(Game):
         state = KozyrBoysState(self, seed)
         state.hands = [sorted(cards.parse(c) for c in hand) for hand in hands]
         state.dealer, state.turned = dealer, cards.parse(turned)
-        state.trumps = Trumps.of(cards.suit_of(state.turned))
+        state._set_trumps(Trumps.of(cards.suit_of(state.turned)))
         others = [c for c in state.hands[dealer] if c != state.turned]
         state.second = cards.parse(second) if second else others[-1]
         state.discards = sorted(cards.parse(c) for c in discards)
@@ -205,6 +211,9 @@ class KozyrBoysState(TrickTakingState):
     units: list[float] = field(default_factory=list)
     captures: list[tuple[int, int]] = field(default_factory=list)
     legal_cache: list[Action] | None = field(default=None, repr=False)
+    play_table: tuple[tuple[Play, ...], ...] = field(default=(), repr=False)
+    trick_keys: tuple[int, ...] = field(default=(), repr=False)
+    suit_members: tuple[Members, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         self.scores = [0] * PLAYERS
@@ -225,13 +234,18 @@ class KozyrBoysState(TrickTakingState):
             hands[seat] = sorted(pick(deck))
         self.hands = hands
         self.turned, self.second = deck[-2:]
-        self.trumps = Trumps.of(self.turned >> 4)
+        self._set_trumps(Trumps.of(self.turned >> 4))
         self.discards, self.tricks, self.captures = [], [], []
         self.phase, self.to_move = DISCARD_PHASE, self.dealer
         self.trick = Trick(order[0])
         turned = cards.to_str(self.turned)
         self.history = [{"type": "deal", "deal": self.deal_no, "dealer": self.dealer}]
         self.history.append({"type": "turn", "card": turned})
+
+    def _set_trumps(self, trumps: Trumps) -> None:
+        """Set the deal's trumps, with each seat's ``Play`` of each card and the trick keys."""
+        self.trumps = trumps
+        self.play_table, self.trick_keys, self.suit_members = play_tables(trumps.suit)
 
     def _discard(self, pair: tuple[Card, Card]) -> None:
         for card in pair:
@@ -251,7 +265,7 @@ class KozyrBoysState(TrickTakingState):
         plays = trick.plays
         first, second, third = plays
         c0, c1, c2 = first.card, second.card, third.card
-        suits, keys = trumps.suits, play_tables(trumps.suit)[1]
+        suits, keys = trumps.suits, self.trick_keys
         led = suits[c0]
         k1 = keys[c1] + 20 if suits[c1] == led else keys[c1]
         k2 = keys[c2] + 20 if suits[c2] == led else keys[c2]
@@ -268,7 +282,7 @@ class KozyrBoysState(TrickTakingState):
             self.captures.append((winner, loser.seat))
         values = trumps.values
         points = values[c0] + values[c1] + values[c2]
-        self.history.append({"type": "trick", "winner": winner, "points": points})
+        self.history.append(TRICK_EVENTS[winner][points])
         self.tricks.append(trick)
         self.trick, self.to_move = Trick(winner, []), winner
         if not self.hands[winner]:
@@ -332,7 +346,7 @@ class KozyrBoysState(TrickTakingState):
             )
         if self.phase == DISCARD_PHASE:
             # The pairs come in (low, high) order, so their actions ascend.
-            return [DISCARD + 64 * low + high for low, high in self.legal_pairs()]
+            return list(map(PAIR_ACTIONS.__getitem__, self.legal_pairs()))
         return []
 
     def legal_actions(self) -> list[Action]:
@@ -346,12 +360,10 @@ class KozyrBoysState(TrickTakingState):
             hand = self.hands[self.to_move]  # ``Trumps.legal_plays`` inlined: once per move
             plays = self.trick.plays
             if plays:
-                suits = self.trumps.suits
-                want = suits[plays[0].card]
-                legal = [c for c in hand if suits[c] == want]
+                trumps, members = self.trumps, self.suit_members
+                legal = [*filter(members[trumps.suits[plays[0].card]], hand)]
                 if not legal:
-                    want = self.trumps.suit
-                    legal = [c for c in hand if suits[c] == want] or hand[:]
+                    legal = [*filter(members[trumps.suit], hand)] or hand[:]
             else:
                 legal = hand[:]
             self.legal_cache = legal
@@ -370,7 +382,7 @@ class KozyrBoysState(TrickTakingState):
         seat = self.to_move  # ``_apply`` inlined: a card's play is most moves
         self.hands[seat].remove(action)
         plays = self.trick.plays
-        plays.append(play_tables(self.trumps.suit)[0][seat][action])
+        plays.append(self.play_table[seat][action])
         self.history.append(PLAY_EVENTS[seat][action])
         if len(plays) < PLAYERS:
             self.to_move = NEXT[seat]

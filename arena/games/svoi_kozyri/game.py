@@ -33,6 +33,7 @@ from arena.games.base import (
 )
 from arena.games.beating import (
     BEAT,
+    CARD_EVENTS,
     CHOOSE,
     CHOOSE_TRUMP,
     EV_BEAT,
@@ -171,6 +172,9 @@ class SvoiKozyriState(BeatingState):
         self._hands = [0] * n
         for i, card in enumerate(deck):
             self._hands[(self._dealer + 1 + i) % n] |= 1 << card
+        # The cards each seat was seen to receive (pick-ups, sixes handed over). Playing a card
+        # does not clear its bit: only ``known & hand`` counts, and a card comes back into a
+        # hand only by a pick-up, which shows it again.
         self._known = [0] * n
         self._pile = Pile()
         self._history: list[tuple[int, ...]] = []
@@ -301,10 +305,9 @@ class SvoiKozyriState(BeatingState):
                 raise IllegalActionError(self._illegal_message(action))
             hand ^= _BITS[card]
             hands[seat] = hand
-            self._known[seat] &= hand
             pile.cards.append(card)
             pile.key = pile.key << 6 | card
-            self._history.append((kind, seat, card))
+            self._history.append(CARD_EVENTS[action][seat])
             if kind == EV_BEAT and hand:
                 mode = self._mode = SECOND_MODE
             else:
@@ -477,7 +480,9 @@ class SvoiKozyriState(BeatingState):
             "hand_counts": [h.bit_count() for h in self._hands],
             "active": list(self._active),
             "pile": cards.strs(self._pile.cards),
-            "known": [cards.mask_strs(k) for k in self._known],
+            "known": [
+                cards.mask_strs(k & h) for k, h in zip(self._known, self._hands, strict=True)
+            ],
             "history": [self._event_json(e) for e in self._history] if events else None,
             "fools": list(self._fools),
             "turns_left": self.game.turn_cap - self._turns,

@@ -155,6 +155,20 @@ class DealRecord:
         return {"deal": self.deal, "tricks": self.tricks, "points": self.points}
 
 
+PLAY_EVENTS = tuple(
+    tuple({"type": "play", "seat": seat, "card": cards.NAMES[c]} for c in range(64))
+    for seat in range(SPEC.max_players)
+)
+"""Each seat's history event of laying each card. Events are never changed once recorded (an
+observation copies them), so every match shares these."""
+
+TRICK_EVENTS = tuple({"type": "trick", "winner": seat} for seat in range(SPEC.max_players))
+"""Each seat's history event of winning a trick, shared as ``PLAY_EVENTS``."""
+
+NEXT = {n: tuple((seat + 1) % n for seat in range(n)) for n in range(1, SPEC.max_players + 1)}
+"""Per table size, the seat left of each seat."""
+
+
 @dataclass
 class TricksState(TrickTakingState):
     """One match of Svoi Kozyri tricks in progress."""
@@ -176,7 +190,6 @@ class TricksState(TrickTakingState):
     scores: list[int] = field(default_factory=list)
     last_deal: DealRecord | None = None
     history: list[JSON] = field(default_factory=list)
-    legal_cache: list[Action] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.scores = [0] * self.game.players
@@ -275,7 +288,7 @@ class TricksState(TrickTakingState):
         if trumping[index] and not win.flagged:
             win.flagged = True
             self._reveal(seat)
-        self.history.append({"type": "trick", "winner": seat})
+        self.history.append(TRICK_EVENTS[seat])
         self.tricks.append(trick)
         self.trick, self.trumping = Trick(seat, []), []
         self.to_move = seat
@@ -322,30 +335,58 @@ class TricksState(TrickTakingState):
             return list(_CHOICES)
         return []
 
-    def _apply(self, action: Action) -> None:
-        """Choose a trump, or lay a legal card (the action is the card) for the seat to act."""
-        if action >= CHOOSE:
+    def legal_actions(self) -> list[Action]:
+        # Nothing is cached in play: ``apply_action`` checks a card against the hand and the
+        # led suit itself.
+        if self.phase != PLAY_PHASE:
+            return self._compute_legal()
+        hand = self.hands[self.to_move]  # ``legal_cards`` inlined: this runs once per move
+        plays = self.trick.plays
+        if not plays:
+            return hand[:]
+        led = plays[0].card & ~15
+        return hand[bisect_left(hand, led) : bisect_left(hand, led + 16)] or hand[:]
+
+    def apply_action(self, action: Action) -> None:
+        # A card's play (``_apply``) in one body: a method call per move is a tenth of its cost.
+        if self.phase != PLAY_PHASE:
+            if action not in self._compute_legal():
+                raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
             self._choose(action - CHOOSE)
             return
-        card, seat = action, self.to_move
+        seat = self.to_move
+        hand = self.hands[seat]
         plays = self.trick.plays
-        suit = card >> 4
-        # ``is_trumping`` without the void test: a legal card off the led suit proves the void.
         trumps = False
         if plays:
-            trumps = suit != plays[0].card >> 4 and suit == self.trumps[seat]
+            led = plays[0].card & ~15
+            if action & ~15 != led:
+                # Off the led suit: legal only when void in it (the hand is ascending and a
+                # suit's cards are consecutive numbers). Then the card trumps if of the own suit:
+                # ``is_trumping`` without its void test.
+                at = bisect_left(hand, led)
+                if at < len(hand) and hand[at] < led + 16:
+                    raise IllegalActionError(f"action {action} is not legal here ({self.phase})")
+                trumps = action >> 4 == self.trumps[seat]
+        try:
+            hand.remove(action)
+        except ValueError:
+            raise IllegalActionError(f"action {action} is not legal here ({self.phase})") from None
         flagged = trumps and self.game.flag_on_use
-        self.hands[seat].remove(card)
-        plays.append(Play(seat, card, flagged))
+        plays.append(Play(seat, action, flagged))
         self.trumping.append(trumps)
-        self.history.append({"type": "play", "seat": seat, "card": cards.NAMES[card]})
+        self.history.append(PLAY_EVENTS[seat][action])
         if flagged:
             self._reveal(seat)
         players = self.game.players
         if len(plays) < players:
-            self.to_move = (seat + 1) % players
+            self.to_move = NEXT[players][seat]
         else:
             self._finish_trick()
+
+    def _apply(self, action: Action) -> None:
+        """Choose a trump, or lay a legal card (the action is the card) for the seat to act."""
+        self.apply_action(action)
 
     def _result_detail(self) -> JSON:
         return {"deals": self.deal_no + 1, "target": self.game.params["target"]}

@@ -585,6 +585,15 @@ def test_picked_up_cards_are_public() -> None:
     }
 
 
+def test_a_known_card_stops_being_known_once_played() -> None:
+    state = game(3).position(
+        [["AC", "KC"], ["5S", "6S"], ["8C", "KH"]], pile=["TH", "QH"], to_move=1
+    )
+    play(state, PICK, lead("8C"), beat("KC"), second("AC"), beat("TH"))
+    assert state.observation(2)["known"][1] == ["QH"]
+    assert state.private_cards(1) == {"5S", "6S"}
+
+
 # ----- properties over random playouts -------------------------------------------------------
 
 
