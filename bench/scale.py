@@ -60,6 +60,10 @@ LADDER_WEIGHTS = {
     ("svara", 6): 2,
 }
 START = datetime(2025, 1, 1)
+ACTIVE_FROM = 0.2
+"""Each bot's active (newest) version plays from this fraction of the year on: enough matches
+that few versions owe placement matches (mirrored groups seat a bot in three to six matches at
+once, so the counts spread widely), as on a ladder that has run a while."""
 YEAR = timedelta(days=365)
 GOALS = {"pages_p99_ms": 300.0, "scheduler_ms": 1000.0, "replay_kb": 20.0}
 
@@ -150,6 +154,7 @@ class Filler:
             "groups": self.matches // 2 + 1,  # enough mirrored groups of two or more matches
             "start": START,
             "year": YEAR,
+            "active_from": ACTIVE_FROM,
         }
 
     def fill(self, conn: Any) -> dict[str, int]:
@@ -309,14 +314,15 @@ FILL_STATEMENTS = [
         " FROM scale_m m JOIN scale_ladders l USING (k)",
     ),
     # Seat s of rotation r holds the table's bot (s + r) mod players; the version it played is
-    # the active one the second half of the year, the older ones the first half in turn.
+    # the active one from ACTIVE_FROM of the year on, the older ones before it in turn.
     (
         "seats",
         "INSERT INTO match_seats (id, match_id, seat, bot_id, bot_version_id, status, place,"
         " score, strikes, cpu_seconds)"
         " SELECT m.first_seat + s + 1, m.id, s, b.b, b.first_version + CASE"
-        " WHEN m.id * 2 >= %(matches)s THEN b.versions - 1"
-        " ELSE floor((b.versions - 1) * (m.id::float8 / %(matches)s) / 0.5)::int END,"
+        " WHEN m.id >= %(matches)s * %(active_from)s THEN b.versions - 1"
+        " ELSE floor((b.versions - 1) * (m.id::float8 / %(matches)s) / %(active_from)s)::int"
+        " END,"
         " 'ok', (s + m.off) %% m.players + 1, (m.players - 1 - (s + m.off) %% m.players)::float8,"
         " 0, 0.5"
         " FROM scale_m m CROSS JOIN generate_series(0, m.players - 1) s"
@@ -610,6 +616,9 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the filled database")
     parser.add_argument("--reuse", default="", help="a database kept by --keep (same --scale)")
     parser.add_argument("--name", default="", help="the new database's name (else at random)")
+    parser.add_argument(
+        "--no-migrate", action="store_true", help="with --reuse: measure older code as it is"
+    )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     args = parser.parse_args()
     import tempfile
@@ -618,7 +627,8 @@ def main() -> None:
         tempfile.TemporaryDirectory() as storage,
         scale_database(args.database_url, args.reuse, args.keep, args.name) as url,
     ):
-        migrate(url)
+        if not args.no_migrate:
+            migrate(url)
         app = make_app(url, args.redis_url, Path(storage))
         started = time.perf_counter()
         filler, counts = fill(app, args.scale, bool(args.reuse))
