@@ -1,11 +1,12 @@
 """A million matches: pages, API lists, the scheduler and placement on a big database, and the
 storage a match takes.
 
-Creates a separate PostgreSQL database (``arena_scale_<random>``, on the server of
-``--database-url``), migrates it and fills it with COPY: 10,000 users, 20,000 bots, 50,000
-versions, 1,000,000 finished ladder matches in mirrored deal groups with their seats (about
-four million) and one rating change per seat, and the ratings they lead to (``--scale``
-shrinks every count). Then, through the real Flask app in this process (its test client: the
+Creates a separate PostgreSQL database (``arena_scale_<random>``, or ``--name``, on the server
+of ``--database-url``), migrates it and fills it with rows PostgreSQL generates itself
+(``INSERT ... SELECT`` over ``generate_series``; the big tables' secondary indexes built after
+the load): 10,000 users, 20,000 bots, 50,000 versions, 1,000,000 finished ladder matches in
+mirrored deal groups with their seats (about four million) and one rating change per seat,
+and the ratings they lead to (``--scale`` shrinks every count). Then, through the real Flask app in this process (its test client: the
 whole request, routing, queries and templates, without a network hop; page cache off, rate
 limits off), it requests each kind of page ``--requests`` times with random ids and pages and
 reports p50 and p99:
