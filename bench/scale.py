@@ -367,9 +367,12 @@ FINISH_STATEMENTS = [
         f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"
         for table in ("users", "bots", "bot_versions", "matches", "match_seats", "rating_changes")
     ),
-    # the triggers that keep the match total were off for the load
+    # the triggers that keep the match total and the blocks' counts were off for the load
     "DELETE FROM match_totals",
     "INSERT INTO match_totals (id, matches) SELECT 1, count(*) FROM matches",
+    "DELETE FROM match_blocks",
+    "INSERT INTO match_blocks (block, matches)"
+    " SELECT id / 4096, count(*) FROM matches GROUP BY 1",  # web.models.MATCH_BLOCK
     "DROP TABLE scale_ladders, scale_bots, scale_groups, scale_m",
 ]
 
