@@ -6,10 +6,10 @@ of ``--database-url``), migrates it and fills it with rows PostgreSQL generates 
 (``INSERT ... SELECT`` over ``generate_series``; the big tables' secondary indexes built after
 the load): 10,000 users, 20,000 bots, 50,000 versions, 1,000,000 finished ladder matches in
 mirrored deal groups with their seats (about four million) and one rating change per seat,
-and the ratings they lead to (``--scale`` shrinks every count). Then, through the real Flask app in this process (its test client: the
-whole request, routing, queries and templates, without a network hop; page cache off, rate
-limits off), it requests each kind of page ``--requests`` times with random ids and pages and
-reports p50 and p99:
+and the ratings they lead to (``--scale`` shrinks every count). Then, through the real Flask
+app in this process (its test client: the whole request, routing, queries and templates,
+without a network hop; page cache off, rate limits off), it requests each kind of page
+``--requests`` times with random ids and pages and reports p50 and p99:
 
 - ``home`` (``/``), ``ladder`` (a ladder page), ``bot`` (a bot page), ``match`` (a match page);
 - ``api_matches``, ``api_bot_matches``, ``api_bots``, ``api_ladder``: the API's paged lists
