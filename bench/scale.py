@@ -183,8 +183,8 @@ class Filler:
             print(f"  indexes built in {time.perf_counter() - started:.0f} s")
             for statement in FINISH_STATEMENTS:
                 cur.execute(statement)
-            cur.execute("SELECT count(*) FROM match_seats")
-            seats = cur.fetchone()[0]
+            counted = cur.execute("SELECT count(*) FROM match_seats").fetchone()
+            seats = int(counted[0]) if counted else 0
         conn.commit()
         return {
             "users": self.users,
@@ -495,7 +495,7 @@ def measure_scheduler(app: Any, runs: int) -> list[float]:
 
     from web.services import ladders
 
-    times = []
+    times: list[float] = []
     with app.app_context():
         for _ in range(runs):
             started = time.perf_counter()

@@ -69,7 +69,7 @@ END
 $$"""
 
 
-def upgrade():
+def upgrade() -> None:
     op.create_table(
         "match_blocks",
         sa.Column("block", sa.Integer(), autoincrement=False, nullable=False),
@@ -88,7 +88,7 @@ def upgrade():
     )
 
 
-def downgrade():
+def downgrade() -> None:
     op.drop_index("ix_bot_versions_status_matches", table_name="bot_versions")
     if op.get_bind().dialect.name == "postgresql":
         op.execute(TOTALS_ONLY)
