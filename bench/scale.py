@@ -624,6 +624,11 @@ def main() -> None:
         "--no-migrate", action="store_true", help="with --reuse: measure older code as it is"
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    parser.add_argument(
+        "--pages-only",
+        action="store_true",
+        help="pages and API lists alone (run beside another code's run on one database)",
+    )
     args = parser.parse_args()
     import tempfile
 
@@ -639,6 +644,10 @@ def main() -> None:
         print(f"filled in {time.perf_counter() - started:.0f} s: {counts}")
         print("pages (Flask test client, in process; page cache and rate limits off):")
         pages = measure_pages(app, filler, args.requests)
+        if args.pages_only:
+            worst = max(p99 for _, p99 in pages.values())
+            print(f"pages_p99_ms={worst:.0f}")
+            return
         scheduler = measure_scheduler(app, args.scheduler_runs)
         placement = measure_placement(app, filler)
         with app.app_context():
