@@ -222,31 +222,48 @@ def standings(
     """A page of ``ladder``'s table sorted by ``sort`` (the ranked bots first, then the placing
     and unranked ones, each group in that order); ranks always follow ``RANK_BY``."""
     placing = ladder_placing(ladder.id)
-    ranked = _ranks(ladder.id, placing)
-    stmt = (
+    flag = _ranked_flag(placing)
+    # Ranks, the total and the page's order in one pass over the ladder's ratings; names and
+    # authors then read for the page's rows alone.
+    ranked = (
         select(
-            Rating,
-            ranked.c.rank,
-            ranked.c.ranked,
-            Bot.name,
-            Bot.status,
-            User.username,
-            func.count().over().label("total"),  # every row of the table, counted with the page
+            Rating.id,
+            func.rank().over(partition_by=flag, order_by=RANK_BY.desc()),
+            flag,
+            func.count().over(),  # every row of the table, counted with the page
         )
-        .join(ranked, ranked.c.rid == Rating.id)
         .join(Bot, Bot.id == Rating.bot_id)
-        .join(User, User.id == Bot.owner_id)
-        .order_by(ranked.c.ranked.desc(), SORTS.get(sort, SORTS["rank"]), Rating.id)
+        .where(Rating.ladder_id == ladder.id, _listed)
+        .order_by(flag.desc(), SORTS.get(sort, SORTS["rank"]), Rating.id)
     )
-    found = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page)).all()
+    found = db.session.execute(ranked.limit(per_page).offset((page - 1) * per_page)).all()
     # past the last page, the table is counted alone
-    counted = select(func.count()).select_from(ranked)
+    counted = select(func.count()).select_from(ranked.order_by(None).subquery())
     total = found[0][-1] if found else db.session.scalar(counted)
-    rows = [row[:-1] for row in found]
+    rows = _standing_rows([(rid, rank, is_ranked) for rid, rank, is_ranked, _ in found])
     bot_ids = [row[0].bot_id for row in rows]
     places, trends = placements(ladder.id, bot_ids), trend_points(ladder.id, bot_ids)
     items = [_standing(row, places, trends, placing) for row in rows]
     return Page(items, page, per_page, int(total or 0))
+
+
+def _standing_rows(ranked: list[tuple[int, int, int]]) -> list[Any]:
+    """(rating, rank, ranked, bot name, bot status, author) of each (rating id, rank, ranked),
+    in that order."""
+    if not ranked:
+        return []
+    found = {
+        rating.id: (rating, name, status, author)
+        for rating, name, status, author in db.session.execute(
+            select(Rating, Bot.name, Bot.status, User.username)
+            .join(Bot, Bot.id == Rating.bot_id)
+            .join(User, User.id == Bot.owner_id)
+            .where(Rating.id.in_([rid for rid, _, _ in ranked]))
+        )
+    }
+    return [
+        (found[rid][0], rank, flag, *found[rid][1:]) for rid, rank, flag in ranked if rid in found
+    ]
 
 
 def _standing(row: Any, places: Any, trends: Any, placing: dict[int, tuple[int, int]]) -> Standing:
