@@ -1,14 +1,15 @@
 """A million matches: pages, API lists, the scheduler and placement on a big database, and the
 storage a match takes.
 
-Creates a separate PostgreSQL database (``arena_scale_<random>``, on the server of
-``--database-url``), migrates it and fills it with COPY: 10,000 users, 20,000 bots, 50,000
-versions, 1,000,000 finished ladder matches in mirrored deal groups with their seats (about
-four million) and one rating change per seat, and the ratings they lead to (``--scale``
-shrinks every count). Then, through the real Flask app in this process (its test client: the
-whole request, routing, queries and templates, without a network hop; page cache off, rate
-limits off), it requests each kind of page ``--requests`` times with random ids and pages and
-reports p50 and p99:
+Creates a separate PostgreSQL database (``arena_scale_<random>``, or ``--name``, on the server
+of ``--database-url``), migrates it and fills it with rows PostgreSQL generates itself
+(``INSERT ... SELECT`` over ``generate_series``; the big tables' secondary indexes built after
+the load): 10,000 users, 20,000 bots, 50,000 versions, 1,000,000 finished ladder matches in
+mirrored deal groups with their seats (about four million) and one rating change per seat,
+and the ratings they lead to (``--scale`` shrinks every count). Then, through the real Flask
+app in this process (its test client: the whole request, routing, queries and templates,
+without a network hop; page cache off, rate limits off), it requests each kind of page
+``--requests`` times with random ids and pages and reports p50 and p99:
 
 - ``home`` (``/``), ``ladder`` (a ladder page), ``bot`` (a bot page), ``match`` (a match page);
 - ``api_matches``, ``api_bot_matches``, ``api_bots``, ``api_ladder``: the API's paged lists
@@ -31,7 +32,6 @@ happened (``--keep`` keeps it, ``--reuse NAME`` measures a kept one again). The 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import random
@@ -61,18 +61,24 @@ LADDER_WEIGHTS = {
     ("svara", 6): 2,
 }
 START = datetime(2025, 1, 1)
+ACTIVE_FROM = 0.2
+"""Each bot's active (newest) version plays from this fraction of the year on: enough matches
+that few versions owe placement matches (mirrored groups seat a bot in three to six matches at
+once, so the counts spread widely), as on a ladder that has run a while."""
 YEAR = timedelta(days=365)
 GOALS = {"pages_p99_ms": 300.0, "scheduler_ms": 1000.0, "replay_kb": 20.0}
 
 
 @contextmanager
-def scale_database(server: str, reuse: str = "", keep: bool = False) -> Iterator[str]:
-    """A new database on ``server`` (or the one named ``reuse``, filled by an earlier run);
-    dropped when the block ends unless ``keep``."""
+def scale_database(
+    server: str, reuse: str = "", keep: bool = False, name: str = ""
+) -> Iterator[str]:
+    """A new database on ``server`` (named ``name``, or at random), or the one named ``reuse``
+    (filled by an earlier run); dropped when the block ends unless ``keep``."""
     from sqlalchemy import create_engine, make_url, text
 
     admin = make_url(server)
-    name = reuse or f"arena_scale_{uuid.uuid4().hex[:8]}"
+    name = reuse or name or f"arena_scale_{uuid.uuid4().hex[:8]}"
     engine = create_engine(admin, isolation_level="AUTOCOMMIT")
     if not reuse:
         with engine.connect() as conn:
@@ -117,44 +123,13 @@ def make_app(url: str, redis_url: str, storage: Path) -> Any:
 # --- filling ----------------------------------------------------------------------------------
 
 
-class Copier:
-    """Rows for one table, sent with COPY in text format in large chunks."""
-
-    def __init__(self, cursor: Any, table: str, columns: str) -> None:
-        self.cursor, self.table, self.columns = cursor, table, columns
-        self.buffer = io.StringIO()
-        self.rows = self.pending = 0
-
-    def add(self, *values: Any) -> None:
-        self.buffer.write("\t".join(_text(v) for v in values))
-        self.buffer.write("\n")
-        self.rows += 1
-        self.pending += 1
-
-    def flush(self) -> None:
-        data = self.buffer.getvalue()
-        if data:
-            with self.cursor.copy(f"COPY {self.table} ({self.columns}) FROM STDIN") as copy:
-                copy.write(data)
-        self.buffer = io.StringIO()
-        self.pending = 0
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return "\\N"
-    if isinstance(value, bool):
-        return "t" if value else "f"
-    return str(value)
-
-
 class Filler:
-    """Generates the big world, deterministically from one seed."""
+    """The big world's shape (counts, which bot plays on which ladder), and the statements that
+    generate its rows inside PostgreSQL."""
 
     def __init__(
         self, scale: float, ladders: dict[tuple[str, int], int], configs: dict[int, str]
     ) -> None:
-        self.rng = random.Random(20261127)
         self.users = max(10, int(USERS * scale))
         self.bots = max(20, int(BOTS * scale))
         self.versions = max(self.bots, int(VERSIONS * scale))
@@ -166,24 +141,50 @@ class Filler:
         self.by_ladder: dict[tuple[str, int], list[int]] = {k: [] for k in keys}
         for b in range(self.bots):
             self.by_ladder[self.bot_ladder[b]].append(b + 1)
-        # bot id -> its version ids, oldest first (the last one is active)
-        self.bot_versions: list[list[int]] = [[] for _ in range(self.bots + 1)]
+
+    def parameters(self) -> dict[str, Any]:
+        extra = self.versions - self.bots  # bots with more than one version
+        return {
+            "users": self.users,
+            "bots": self.bots,
+            "matches": self.matches,
+            "ladders": len(LADDER_WEIGHTS),
+            "weights": sum(LADDER_WEIGHTS.values()),
+            "base_versions": 1 + extra // self.bots,
+            "more_versions": extra % self.bots,  # bots 1..this have one version more
+            "groups": self.matches // 2 + 1,  # enough mirrored groups of two or more matches
+            "start": START,
+            "year": YEAR,
+            "active_from": ACTIVE_FROM,
+        }
 
     def fill(self, conn: Any) -> dict[str, int]:
-        with conn.cursor() as cur:
-            self._users(cur)
-            self._bots(cur)
-            self._versions(cur)
-            seats, changes = self._matches(cur)
-            for table in ("users", "bots", "bot_versions", "matches", "match_seats"):
-                cur.execute(
-                    f"SELECT setval(pg_get_serial_sequence('{table}', 'id'),"
-                    f" (SELECT max(id) FROM {table}))"
-                )
-            cur.execute(
-                "SELECT setval(pg_get_serial_sequence('rating_changes', 'id'),"
-                " (SELECT max(id) FROM rating_changes))"
-            )
+        """Every row, generated by PostgreSQL; the big tables' secondary indexes are dropped
+        for the load and built again after it, and foreign keys are not checked (the rows are
+        made consistent by construction). Commits."""
+        import psycopg
+
+        # bound on the client: CREATE TABLE AS takes no server-side parameters
+        with psycopg.ClientCursor(conn) as cur:
+            cur.execute("SET work_mem = '256MB'")
+            cur.execute("SET maintenance_work_mem = '1GB'")
+            cur.execute("SELECT setseed(0.20261127)")
+            self._ladder_table(cur)
+            rebuild = _drop_secondary_indexes(cur, BIG_TABLES)
+            cur.execute("SET session_replication_role = replica")  # no FK or count triggers
+            for label, statement in FILL_STATEMENTS:
+                started = time.perf_counter()
+                cur.execute(statement, self.parameters())
+                print(f"  {label}: {cur.rowcount} rows in {time.perf_counter() - started:.0f} s")
+            cur.execute("SET session_replication_role = origin")
+            started = time.perf_counter()
+            for statement in rebuild:
+                cur.execute(statement)
+            print(f"  indexes built in {time.perf_counter() - started:.0f} s")
+            for statement in FINISH_STATEMENTS:
+                cur.execute(statement)
+            counted = cur.execute("SELECT count(*) FROM match_seats").fetchone()
+            seats = int(counted[0]) if counted else 0
         conn.commit()
         return {
             "users": self.users,
@@ -191,130 +192,189 @@ class Filler:
             "versions": self.versions,
             "matches": self.matches,
             "seats": seats,
-            "rating_changes": changes,
+            "rating_changes": seats,
         }
 
-    def _version_index(self, count: int, match_id: int) -> int:
-        """Which of a bot's ``count`` versions played match ``match_id``: the active (last)
-        one the second half of the year, the older ones the first half in turn."""
-        when = match_id / self.matches
-        return count - 1 if when >= 0.5 else int((count - 1) * when / 0.5)
+    def _ladder_table(self, cur: Any) -> None:
+        """``scale_ladders``: each ladder's index (a bot's is ``(id - 1) % 6``), id, game,
+        players, configuration, number of bots, and its range of the weights."""
+        cur.execute(
+            "CREATE TEMP TABLE scale_ladders (k int, ladder_id int, game text, players int,"
+            " config json, n int, lo int, hi int)"
+        )
+        lo = 0
+        for k, key in enumerate(LADDER_WEIGHTS):
+            ladder = self.ladders[key]
+            hi = lo + LADDER_WEIGHTS[key]
+            cur.execute(
+                "INSERT INTO scale_ladders VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (k, ladder, key[0], key[1], self.configs[ladder], len(self.by_ladder[key]), lo, hi),
+            )
+            lo = hi
 
-    def _users(self, cur: Any) -> None:
-        rows = Copier(cur, "users", "id, username, is_admin, is_house, created_at")
-        for u in range(1, self.users + 1):
-            rows.add(u, f"user{u:05d}", False, False, START)
-        rows.flush()
 
-    def _bots(self, cur: Any) -> None:
-        rows = Copier(
-            cur,
-            "bots",
-            "id, owner_id, name, status, consecutive_failures, failed_matches, created_at",
-        )
-        for b in range(1, self.bots + 1):
-            rows.add(b, (b - 1) % self.users + 1, f"bot{b:05d}", "active", 0, 0, START)
-        rows.flush()
+BIG_TABLES = ("matches", "match_seats", "rating_changes")
 
-    def _versions(self, cur: Any) -> None:
-        cols = (
-            "id, bot_id, number, sha256, status, manifest, games, language, trusted, build_log,"
-            " validation_log, created_at, activated_at, prepare_attempts, prepare_lost"
-        )
-        rows = Copier(cur, "bot_versions", cols)
-        extra = self.versions - self.bots  # bots with more than one version
-        vid = 0
-        for b in range(1, self.bots + 1):
-            count = 1 + extra // self.bots + (1 if b <= extra % self.bots else 0)
-            game = self.bot_ladder[b - 1][0]
-            for n in range(1, count + 1):
-                vid += 1
-                status = "active" if n == count else "retired"
-                sha = f"{self.rng.getrandbits(256):064x}"
-                rows.add(
-                    vid, b, n, sha, status, "{}", f'["{game}"]', "python", False, "", "",
-                    START, START, 1, 0,
-                )  # fmt: skip
-                self.bot_versions[b].append(vid)
-        rows.flush()
 
-    def _matches(self, cur: Any) -> tuple[int, int]:
-        match_cols = (
-            "id, kind, ladder_id, game_config, seed, mirror_group, rated, status, attempts,"
-            " max_attempts, faults, lost_workers, worker, result, outcome, replay_path,"
-            " final_hash, created_at, queued_at, started_at, finished_at"
-        )
-        matches = Copier(cur, "matches", match_cols)
-        seats = Copier(
-            cur,
-            "match_seats",
-            "id, match_id, seat, bot_id, bot_version_id, status, place, score, strikes,"
-            " cpu_seconds",
-        )
-        changes = Copier(
-            cur,
-            "rating_changes",
-            "id, match_id, bot_id, ladder_id, place, mu_before, sigma_before, mu_after,"
-            " sigma_after, created_at",
-        )
-        keys = list(LADDER_WEIGHTS)
-        weights = [LADDER_WEIGHTS[k] for k in keys]
-        ratings: dict[int, list[float]] = {}  # bot -> [mu, sigma, games, last match index]
-        match_id = seat_id = 0
-        while match_id < self.matches:
-            key = self.rng.choices(keys, weights)[0]
-            players = key[1]
-            table = self.rng.sample(self.by_ladder[key], players)
-            group, seed = uuid.uuid4().hex, self.rng.getrandbits(63)
-            places = list(range(1, players + 1))
-            for rotation in range(players):
-                if match_id >= self.matches:
-                    break
-                match_id += 1
-                when = START + YEAR * (match_id / self.matches)
-                seating = table[rotation:] + table[:rotation]
-                self.rng.shuffle(places)
-                config = self.configs[self.ladders[key]]
-                ranking = "[" + ", ".join(str(p) for p in places) + "]"
-                matches.add(
-                    match_id, "ladder", self.ladders[key], config, seed, group, True,
-                    "finished", 1, 3, 0, 0, "scale:1", f'{{"ranking": {ranking}}}',
-                    f'{{"steps": {self.rng.randint(200, 8000)}}}',
-                    f"replays/{group[:2]}/{group}{rotation:024d}.json", group * 2,
-                    when, when, when, when + timedelta(seconds=20),
-                )  # fmt: skip
-                for seat, bot in enumerate(seating):
-                    seat_id += 1
-                    versions = self.bot_versions[bot]
-                    version = versions[self._version_index(len(versions), match_id)]
-                    place = places[seat]
-                    seats.add(
-                        seat_id, match_id, seat, bot, version, "ok", place,
-                        float(players - place), 0, 0.5,
-                    )  # fmt: skip
-                    mu, sigma, games, _last = ratings.get(bot, [25.0, 25.0 / 3, 0, 0])
-                    new_mu = mu + (players + 1 - 2 * place) * sigma / 20
-                    new_sigma = max(0.8, sigma * 0.995)
-                    changes.add(
-                        seat_id, match_id, bot, self.ladders[key], place, mu, sigma, new_mu,
-                        new_sigma, when,
-                    )  # fmt: skip
-                    ratings[bot] = [new_mu, new_sigma, games + 1, match_id]
-            if seats.pending > 200_000:  # matches first: the seats refer to them
-                for copier in (matches, seats, changes):
-                    copier.flush()
-        for copier in (matches, seats, changes):
-            copier.flush()
-        rows = Copier(
-            cur, "ratings", "bot_id, ladder_id, mu, sigma, games, updated_at, last_played_at"
-        )
-        for bot in range(1, self.bots + 1):
-            mu, sigma, games, last = ratings.get(bot, [25.0, 25.0 / 3, 0, 0])
-            when = START + YEAR * (last / self.matches)
-            ladder = self.ladders[self.bot_ladder[bot - 1]]
-            rows.add(bot, ladder, mu, sigma, int(games), when, when if games else None)
-        rows.flush()
-        return seat_id, seat_id
+def _drop_secondary_indexes(cur: Any, tables: tuple[str, ...]) -> list[str]:
+    """Drops every index of ``tables`` but their primary keys; returns the statements that
+    make them again (unique constraints as constraints)."""
+    cur.execute(
+        "SELECT i.indexrelid::regclass::text, c.conname, t.relname,"
+        " pg_get_indexdef(i.indexrelid), pg_get_constraintdef(c.oid)"
+        " FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid"
+        " LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = t.oid"
+        " WHERE t.relname = ANY(%s) AND NOT i.indisprimary",
+        (list(tables),),
+    )
+    rebuild = []
+    for index, constraint, table, index_def, constraint_def in cur.fetchall():
+        if constraint:
+            cur.execute(f'ALTER TABLE {table} DROP CONSTRAINT "{constraint}"')
+            rebuild.append(f'ALTER TABLE {table} ADD CONSTRAINT "{constraint}" {constraint_def}')
+        else:
+            cur.execute(f"DROP INDEX {index}")
+            rebuild.append(index_def)
+    return rebuild
+
+
+_WHEN = "(%(start)s::timestamp + %(year)s::interval * (m.id::float8 / %(matches)s))"
+
+FILL_STATEMENTS = [
+    (
+        "users",
+        "INSERT INTO users (id, username, is_admin, is_house, created_at)"
+        " SELECT u, 'user' || lpad(u::text, greatest(5, length(u::text)), '0'), false, false,"
+        " %(start)s FROM generate_series(1, %(users)s) u",
+    ),
+    (
+        "bots",
+        "INSERT INTO bots (id, owner_id, name, status, consecutive_failures, failed_matches,"
+        " created_at)"
+        " SELECT b, (b - 1) %% %(users)s + 1, 'bot' || lpad(b::text, greatest(5, length(b::text)),"
+        " '0'), 'active', 0, 0, %(start)s FROM generate_series(1, %(bots)s) b",
+    ),
+    # Each bot's ladder, number of versions and first version id (versions are numbered bot by
+    # bot, oldest first; the newest is active).
+    (
+        "bot shapes",
+        "CREATE TEMP TABLE scale_bots AS SELECT b, k, versions,"
+        " (sum(versions) OVER (ORDER BY b) - versions + 1)::int AS first_version"
+        " FROM (SELECT b, (b - 1) %% %(ladders)s AS k,"
+        " %(base_versions)s + (b <= %(more_versions)s)::int AS versions"
+        " FROM generate_series(1, %(bots)s) b) s",
+    ),
+    (
+        "versions",
+        "INSERT INTO bot_versions (id, bot_id, number, sha256, status, manifest, games, language,"
+        " trusted, build_log, validation_log, created_at, activated_at, prepare_attempts,"
+        " prepare_lost)"
+        " SELECT b.first_version + v.n - 1, b.b, v.n, md5(random()::text) || md5(random()::text),"
+        " CASE WHEN v.n = b.versions THEN 'active' ELSE 'retired' END, '{}',"
+        " json_build_array(l.game), 'python', false, '', '', %(start)s, %(start)s, 1, 0"
+        " FROM scale_bots b JOIN scale_ladders l USING (k),"
+        " generate_series(1, b.versions) v(n)",
+    ),
+    # Mirrored deal groups: a ladder drawn by weight, its table of distinct bots (a random
+    # start and stride through the ladder's bots), one match per rotation of the seats.
+    (
+        "deal groups",
+        "CREATE TEMP TABLE scale_groups AS SELECT g, k, players, n, j0, stride, seed, grp,"
+        " (sum(players) OVER w - players)::int AS first_match,"
+        " (sum(players * players) OVER w - players * players)::bigint AS first_seat"
+        " FROM (SELECT x.g, l.k, l.players, l.n, floor(x.a * l.n)::int AS j0,"
+        " 1 + floor(x.c * ((l.n - 1) / (l.players - 1)))::int AS stride, x.seed, x.grp"
+        " FROM (SELECT g, floor(random() * %(weights)s)::int AS w, random() AS a,"
+        " random() AS c, floor(random() * 4.6e18)::bigint AS seed,"
+        " md5(g::text || random()::text) AS grp FROM generate_series(1, %(groups)s) g) x"
+        " JOIN scale_ladders l ON x.w >= l.lo AND x.w < l.hi) s WINDOW w AS (ORDER BY g)",
+    ),
+    (
+        "match shapes",
+        "CREATE TEMP TABLE scale_m AS SELECT g.first_match + r + 1 AS id, g.k, g.players,"
+        " r AS rotation, g.n, g.j0, g.stride, g.seed, g.grp,"
+        " floor(random() * g.players)::int AS off, g.first_seat + r * g.players AS first_seat"
+        " FROM scale_groups g, generate_series(0, g.players - 1) r"
+        " WHERE g.first_match + r + 1 <= %(matches)s",
+    ),
+    (
+        "matches",
+        "INSERT INTO matches (id, kind, ladder_id, game_config, seed, mirror_group, rated,"
+        " status, attempts, max_attempts, faults, lost_workers, worker, result, outcome,"
+        " replay_path, final_hash, created_at, queued_at, started_at, finished_at)"
+        " SELECT m.id, 'ladder', l.ladder_id, l.config, m.seed, m.grp, true, 'finished', 1, 3,"
+        " 0, 0, 'scale:1', json_build_object('ranking', ARRAY(SELECT (s + m.off) %% m.players"
+        " + 1 FROM generate_series(0, m.players - 1) s)),"
+        " json_build_object('steps', 200 + floor(random() * 7801)::int),"
+        " 'replays/' || left(m.grp, 2) || '/' || m.grp || lpad(m.rotation::text, 24, '0')"
+        " || '.json', m.grp || m.grp, "
+        + ", ".join([_WHEN] * 3)
+        + ", "
+        + _WHEN
+        + " + interval '20 seconds'"
+        " FROM scale_m m JOIN scale_ladders l USING (k)",
+    ),
+    # Seat s of rotation r holds the table's bot (s + r) mod players; the version it played is
+    # the active one from ACTIVE_FROM of the year on, the older ones before it in turn.
+    (
+        "seats",
+        "INSERT INTO match_seats (id, match_id, seat, bot_id, bot_version_id, status, place,"
+        " score, strikes, cpu_seconds)"
+        " SELECT m.first_seat + s + 1, m.id, s, b.b, b.first_version + CASE"
+        " WHEN m.id >= %(matches)s * %(active_from)s THEN b.versions - 1"
+        " ELSE floor((b.versions - 1) * (m.id::float8 / %(matches)s) / %(active_from)s)::int"
+        " END,"
+        " 'ok', (s + m.off) %% m.players + 1, (m.players - 1 - (s + m.off) %% m.players)::float8,"
+        " 0, 0.5"
+        " FROM scale_m m CROSS JOIN generate_series(0, m.players - 1) s"
+        " JOIN scale_bots b ON b.b = m.k + 1 + %(ladders)s"
+        " * ((m.j0 + ((s + m.rotation) %% m.players) * m.stride) %% m.n)",
+    ),
+    # One rating change per seat: sigma shrinks by 0.5 %% a match down to 0.8, mu moves by
+    # (players + 1 - 2 place) sigma / 20 from 25.
+    (
+        "rating changes",
+        "INSERT INTO rating_changes (id, match_id, bot_id, ladder_id, place, mu_before,"
+        " sigma_before, mu_after, sigma_after, created_at)"
+        " SELECT id, match_id, bot_id, ladder_id, place, mu_after - delta, sigma_before,"
+        " mu_after, sigma_after, created_at"
+        " FROM (SELECT *, 25 + sum(delta) OVER (PARTITION BY bot_id ORDER BY match_id)"
+        " AS mu_after"
+        " FROM (SELECT s.id, s.match_id, s.bot_id, l.ladder_id, s.place, "
+        + _WHEN
+        + " AS created_at,"
+        " greatest(0.8, 25.0 / 3 * 0.995 ^ (row_number() OVER w - 1)) AS sigma_before,"
+        " greatest(0.8, 25.0 / 3 * 0.995 ^ row_number() OVER w) AS sigma_after,"
+        " (m.players + 1 - 2 * s.place) * greatest(0.8, 25.0 / 3 * 0.995"
+        " ^ (row_number() OVER w - 1)) / 20 AS delta"
+        " FROM match_seats s JOIN scale_m m ON m.id = s.match_id JOIN scale_ladders l USING (k)"
+        " WINDOW w AS (PARTITION BY s.bot_id ORDER BY s.match_id)) c) r",
+    ),
+    (
+        "ratings",
+        "INSERT INTO ratings (bot_id, ladder_id, mu, sigma, games, updated_at, last_played_at)"
+        " SELECT b.b, l.ladder_id, coalesce(r.mu_after, 25), coalesce(r.sigma_after, 25.0 / 3),"
+        " coalesce(r.games, 0), coalesce(r.created_at, %(start)s), r.created_at"
+        " FROM scale_bots b JOIN scale_ladders l USING (k) LEFT JOIN ("
+        " SELECT DISTINCT ON (bot_id) bot_id, mu_after, sigma_after, created_at,"
+        " count(*) OVER (PARTITION BY bot_id) AS games FROM rating_changes"
+        " ORDER BY bot_id, match_id DESC) r ON r.bot_id = b.b",
+    ),
+]
+
+FINISH_STATEMENTS = [
+    *(
+        f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"
+        for table in ("users", "bots", "bot_versions", "matches", "match_seats", "rating_changes")
+    ),
+    # the triggers that keep the match total and the blocks' counts were off for the load
+    "DELETE FROM match_totals",
+    "INSERT INTO match_totals (id, matches) SELECT 1, count(*) FROM matches",
+    "DELETE FROM match_blocks",
+    "INSERT INTO match_blocks (block, matches)"
+    " SELECT id / 4096, count(*) FROM matches GROUP BY 1",  # web.models.MATCH_BLOCK
+    "DROP TABLE scale_ladders, scale_bots, scale_groups, scale_m",
+]
 
 
 COUNT_LADDER_MATCHES = (
@@ -385,7 +445,7 @@ def page_kinds(app: Any, filler: Filler) -> dict[str, Callable[[random.Random], 
         ),
         "api_bots": lambda r: f"/api/v1/bots?page={r.randint(1, filler.bots // 25)}",
         "api_ladder": lambda r: (
-            f"/api/v1/ladders/{r.choice(slugs)}?page={r.randint(1, per_ladder // 50)}"
+            f"/api/v1/ladders/{r.choice(slugs)}?page={r.randint(1, max(1, per_ladder // 50))}"
         ),
     }
 
@@ -435,7 +495,7 @@ def measure_scheduler(app: Any, runs: int) -> list[float]:
 
     from web.services import ladders
 
-    times = []
+    times: list[float] = []
     with app.app_context():
         for _ in range(runs):
             started = time.perf_counter()
@@ -559,21 +619,35 @@ def main() -> None:
     )
     parser.add_argument("--keep", action="store_true", help="keep the filled database")
     parser.add_argument("--reuse", default="", help="a database kept by --keep (same --scale)")
+    parser.add_argument("--name", default="", help="the new database's name (else at random)")
+    parser.add_argument(
+        "--no-migrate", action="store_true", help="with --reuse: measure older code as it is"
+    )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    parser.add_argument(
+        "--pages-only",
+        action="store_true",
+        help="pages and API lists alone (run beside another code's run on one database)",
+    )
     args = parser.parse_args()
     import tempfile
 
     with (
         tempfile.TemporaryDirectory() as storage,
-        scale_database(args.database_url, args.reuse, args.keep) as url,
+        scale_database(args.database_url, args.reuse, args.keep, args.name) as url,
     ):
-        migrate(url)
+        if not args.no_migrate:
+            migrate(url)
         app = make_app(url, args.redis_url, Path(storage))
         started = time.perf_counter()
         filler, counts = fill(app, args.scale, bool(args.reuse))
         print(f"filled in {time.perf_counter() - started:.0f} s: {counts}")
         print("pages (Flask test client, in process; page cache and rate limits off):")
         pages = measure_pages(app, filler, args.requests)
+        if args.pages_only:
+            worst = max(p99 for _, p99 in pages.values())
+            print(f"pages_p99_ms={worst:.0f}")
+            return
         scheduler = measure_scheduler(app, args.scheduler_runs)
         placement = measure_placement(app, filler)
         with app.app_context():

@@ -190,7 +190,11 @@ class BotVersion(db.Model):  # type: ignore[name-defined]
     """One upload of a bot: a content-addressed archive, unpacked, built and validated."""
 
     __tablename__ = "bot_versions"
-    __table_args__ = (UniqueConstraint("bot_id", "number"),)
+    __table_args__ = (
+        UniqueConstraint("bot_id", "number"),
+        # the bots still placing on a ladder, without reading every active version
+        Index("ix_bot_versions_status_matches", "status", "ladder_matches", "bot_id"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
@@ -336,6 +340,21 @@ class MatchTotal(db.Model):  # type: ignore[name-defined]
     __tablename__ = "match_totals"
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
+    matches: Mapped[int] = mapped_column(BigInteger)
+
+
+MATCH_BLOCK = 4096
+"""Match ids per block of ``MatchBlock``."""
+
+
+class MatchBlock(db.Model):  # type: ignore[name-defined]
+    """How many matches have an id in ``[block * MATCH_BLOCK, (block + 1) * MATCH_BLOCK)``,
+    kept with ``MatchTotal`` by the same triggers (migration ``scale03``; PostgreSQL only), so a
+    deep page of the match list reads a few hundred numbers and one block of ids."""
+
+    __tablename__ = "match_blocks"
+
+    block: Mapped[int] = mapped_column(primary_key=True, autoincrement=False)
     matches: Mapped[int] = mapped_column(BigInteger)
 
 

@@ -16,12 +16,14 @@ from sqlalchemy.orm import aliased, joinedload, selectinload
 
 from web.extensions import db
 from web.models import (
+    MATCH_BLOCK,
     Bot,
     BotStatus,
     BotVersion,
     Challenge,
     Ladder,
     Match,
+    MatchBlock,
     MatchSeat,
     MatchStatus,
     MatchTotal,
@@ -66,20 +68,27 @@ class Page(Generic[T]):
 
 
 def paginate(
-    stmt: Select[Any], page: int, per_page: int, *options: Any, total: int | None = None
+    stmt: Select[Any],
+    page: int,
+    per_page: int,
+    *options: Any,
+    total: int | None = None,
+    skip: int | None = None,
 ) -> Page[Any]:
     """One page of ``stmt`` (one model, with its joins, conditions and order; no loader
     options) with the total count of its rows; the page's rows are loaded with ``options``.
 
     A deferred join: the page's ids are found first, from the ids alone (an index-only scan
     that skips even a deep page's offset cheaply), then only those rows are loaded with their
-    related rows; counting, too, reads ids only (``total``: the count, if the caller knows it).
+    related rows; counting, too, reads ids only (``total``: the count, if the caller knows it;
+    ``skip``: the rows of ``stmt`` before the page, if the caller narrowed it to start nearer).
     """
     model = stmt.column_descriptions[0]["entity"]
     ids = stmt.with_only_columns(model.id)
     if total is None:
         total = db.session.scalar(select(func.count()).select_from(ids.order_by(None).subquery()))
-    chosen = list(db.session.scalars(ids.limit(per_page).offset((page - 1) * per_page)))
+    skip = (page - 1) * per_page if skip is None else skip
+    chosen = list(db.session.scalars(ids.limit(per_page).offset(skip)))
     rows = select(model).options(*options).where(model.id.in_(chosen))
     by_id = {row.id: row for row in db.session.scalars(rows).unique()} if chosen else {}
     return Page([by_id[i] for i in chosen if i in by_id], page, per_page, int(total or 0))
@@ -213,31 +222,48 @@ def standings(
     """A page of ``ladder``'s table sorted by ``sort`` (the ranked bots first, then the placing
     and unranked ones, each group in that order); ranks always follow ``RANK_BY``."""
     placing = ladder_placing(ladder.id)
-    ranked = _ranks(ladder.id, placing)
-    stmt = (
+    flag = _ranked_flag(placing)
+    # Ranks, the total and the page's order in one pass over the ladder's ratings; names and
+    # authors then read for the page's rows alone.
+    ranked = (
         select(
-            Rating,
-            ranked.c.rank,
-            ranked.c.ranked,
-            Bot.name,
-            Bot.status,
-            User.username,
-            func.count().over().label("total"),  # every row of the table, counted with the page
+            Rating.id,
+            func.rank().over(partition_by=flag, order_by=RANK_BY.desc()),
+            flag,
+            func.count().over(),  # every row of the table, counted with the page
         )
-        .join(ranked, ranked.c.rid == Rating.id)
         .join(Bot, Bot.id == Rating.bot_id)
-        .join(User, User.id == Bot.owner_id)
-        .order_by(ranked.c.ranked.desc(), SORTS.get(sort, SORTS["rank"]), Rating.id)
+        .where(Rating.ladder_id == ladder.id, _listed)
+        .order_by(flag.desc(), SORTS.get(sort, SORTS["rank"]), Rating.id)
     )
-    found = db.session.execute(stmt.limit(per_page).offset((page - 1) * per_page)).all()
+    found = db.session.execute(ranked.limit(per_page).offset((page - 1) * per_page)).all()
     # past the last page, the table is counted alone
-    counted = select(func.count()).select_from(ranked)
+    counted = select(func.count()).select_from(ranked.order_by(None).subquery())
     total = found[0][-1] if found else db.session.scalar(counted)
-    rows = [row[:-1] for row in found]
+    rows = _standing_rows([(rid, rank, is_ranked) for rid, rank, is_ranked, _ in found])
     bot_ids = [row[0].bot_id for row in rows]
     places, trends = placements(ladder.id, bot_ids), trend_points(ladder.id, bot_ids)
     items = [_standing(row, places, trends, placing) for row in rows]
     return Page(items, page, per_page, int(total or 0))
+
+
+def _standing_rows(ranked: list[tuple[int, int, int]]) -> list[Any]:
+    """(rating, rank, ranked, bot name, bot status, author) of each (rating id, rank, ranked),
+    in that order."""
+    if not ranked:
+        return []
+    found = {
+        rating.id: (rating, name, status, author)
+        for rating, name, status, author in db.session.execute(
+            select(Rating, Bot.name, Bot.status, User.username)
+            .join(Bot, Bot.id == Rating.bot_id)
+            .join(User, User.id == Bot.owner_id)
+            .where(Rating.id.in_([rid for rid, _, _ in ranked]))
+        )
+    }
+    return [
+        (found[rid][0], rank, flag, *found[rid][1:]) for rid, rank, flag in ranked if rid in found
+    ]
 
 
 def _standing(row: Any, places: Any, trends: Any, placing: dict[int, tuple[int, int]]) -> Standing:
@@ -482,30 +508,65 @@ def _seats_of(flt: MatchFilter) -> Any:
 
 
 def matches(flt: MatchFilter, page: int = 1, per_page: int = 25) -> Page[Match]:
-    return paginate(match_query(flt), page, per_page, *MATCH_LOADS, total=_match_total(flt))
+    skip = (page - 1) * per_page
+    start = _deep_start(skip) if flt == MatchFilter() and skip >= DEEP_PAGE else None
+    if start is not None:  # the ids below the block the page starts in, and those to skip
+        below, skip = start
+        stmt = match_query(MatchFilter(before=below))
+    else:
+        stmt = match_query(flt)
+    return paginate(stmt, page, per_page, *MATCH_LOADS, total=_match_total(flt), skip=skip)
+
+
+DEEP_PAGE = MATCH_BLOCK
+"""From this many rows skipped, a page of the whole match list starts from the kept counts
+per block (above it, walking the index from the newest is as short)."""
+
+
+def _blocks_kept() -> bool:
+    """Whether the triggers keep ``MatchTotal`` and ``MatchBlock`` (PostgreSQL)."""
+    return bool(db.session.get_bind().dialect.name == "postgresql")
+
+
+def _deep_start(skip: int) -> tuple[int, int] | None:
+    """Where the row ``skip`` of the whole match list (newest first) is, from the kept counts
+    per block: (the ids to read below, the rows of those to skip, fewer than a block); None
+    where no counts are kept, or past the end."""
+    if not _blocks_kept():
+        return None
+    running = func.sum(MatchBlock.matches).over(order_by=MatchBlock.block.desc())
+    blocks = select(MatchBlock.block, MatchBlock.matches, running.label("running")).subquery()
+    row = db.session.execute(
+        select(blocks.c.block, blocks.c.running - blocks.c.matches)
+        .where(blocks.c.running > skip)
+        .order_by(blocks.c.block.desc())
+        .limit(1)
+    ).first()
+    if row is None:
+        return None
+    block, above = row
+    return (int(block) + 1) * MATCH_BLOCK, skip - int(above)
 
 
 def _match_total(flt: MatchFilter) -> int | None:
     """The length of the whole match list (or of the part below ``before``) from the kept
-    number of matches (``MatchTotal``), in one statement, without counting a million ids; None
-    (count them) for other filters, or where no number is kept (SQLite).
+    number of matches (``MatchTotal``, ``MatchBlock``), in one statement, without counting a
+    million ids; None (count them) for other filters, or where no number is kept (SQLite).
 
-    Below ``before``: the kept number less the matches from ``before`` up, when those are the
-    fewer (``before`` in the upper half of the ids); else the ones below are counted."""
+    Below ``before``: the kept counts of the blocks below ``before``'s, and the ids of its
+    own block below it counted (at most a block)."""
     if flt.bot_id is not None and replace(flt, bot_id=None, before=None) == MatchFilter():
         return int(db.session.scalar(select(func.count()).select_from(_seats_of(flt))) or 0)
-    if replace(flt, before=None) != MatchFilter():
+    if replace(flt, before=None) != MatchFilter() or not _blocks_kept():
         return None
-    kept = select(MatchTotal.matches).where(MatchTotal.id == 1).scalar_subquery()
     if flt.before is None:
-        found = db.session.scalar(select(kept))
+        kept = select(MatchTotal.matches).where(MatchTotal.id == 1)
+        found = db.session.scalar(kept)
         return None if found is None else int(found)
-    top = db.session.scalar(select(func.max(Match.id))) or 0
-    if flt.before <= top // 2:
-        return None
-    above = select(func.count()).where(Match.id >= flt.before).scalar_subquery()
-    found = db.session.scalar(select(kept - above))
-    return None if found is None else int(found)
+    block = flt.before // MATCH_BLOCK
+    full = select(func.coalesce(func.sum(MatchBlock.matches), 0)).where(MatchBlock.block < block)
+    part = select(func.count()).where(Match.id >= block * MATCH_BLOCK, Match.id < flt.before)
+    return int(db.session.scalar(select(full.scalar_subquery() + part.scalar_subquery())) or 0)
 
 
 def recent_matches(flt: MatchFilter, limit: int) -> list[Match]:

@@ -599,6 +599,8 @@ def schedule_placement(
     room = PLACEMENT_AHEAD * per_table
     for candidate, version in pool:
         left = owed.get(version.id, 0)
+        if not left:  # most of the ladder: nothing to count
+            continue
         # Whole tables only: the next one waits until a whole table's room is free, so that
         # with one table ahead it is chosen from the rating all of the previous one gave.
         while (
