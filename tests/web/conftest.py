@@ -7,6 +7,7 @@ Where PostgreSQL or Redis is not reachable the tests that need them skip with th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -14,6 +15,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,6 +27,7 @@ import pytest
 from flask import Flask
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+from werkzeug.serving import WSGIRequestHandler, make_server
 
 ALL_QUEUES = "builds,default,validate,urgent,challenges,matches"
 ROOT = Path(__file__).resolve().parents[2]
@@ -369,3 +372,40 @@ def s3_app(pg_url: str, redis_url: str, shared_tmp: Path, s3_endpoint: str) -> I
 
         db.session.remove()
         db.engine.dispose()
+
+
+@dataclass
+class Served:
+    """The app served over HTTP by werkzeug on a free loopback port (``serving``)."""
+
+    url: str
+    port: int
+    thread: threading.Thread
+    server: Any
+
+
+class _OneRequestHandler(WSGIRequestHandler):
+    """HTTP/1.0: one request per connection, so that once the server stops nothing is served on
+    a kept-alive connection of a page a test left open (it would use the app's database after
+    the test has ended)."""
+
+    protocol_version = "HTTP/1.0"
+
+
+@contextlib.contextmanager
+def serving(app: Flask, drain_s: float = 60.0) -> Iterator[Served]:
+    """Serve ``app`` in threads for the ``with`` body; then stop accepting, close the socket and
+    wait (up to ``drain_s``) for the requests in flight, a stream included, to end."""
+    before = set(threading.enumerate())
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=_OneRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Served(f"http://127.0.0.1:{server.server_port}", server.server_port, thread, server)
+    finally:
+        server.shutdown()
+        server.socket.close()  # not server_close(): it would wait on a stream without a bound
+        deadline = time.monotonic() + drain_s
+        for handler in set(threading.enumerate()) - before:
+            if "process_request_thread" in handler.name:  # a request in flight, not the app's own
+                handler.join(max(0.0, deadline - time.monotonic()))

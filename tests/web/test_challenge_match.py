@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from flask import Flask
 from sqlalchemy import select
-from werkzeug.serving import make_server
 
-from tests.web.conftest import ROOT, Worker, require_bwrap, sample_version
+from tests.web.conftest import ROOT, Worker, require_bwrap, sample_version, serving
 from web.extensions import db
 from web.models import Match, MatchStatus, Rating, RatingChange
 
@@ -44,20 +42,14 @@ def test_a_challenge_is_played_and_rates_nothing(
     db.session.commit()
     before = _ratings()
     assert before, "both bots have a rating on the ladder"
-    server = make_server("127.0.0.1", 0, pg_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     worker = start_worker(pg_app, queues="challenges")  # nothing else is played
-    try:
+    with serving(pg_app) as server:
         done = subprocess.run(
             [sys.executable, "-m", "arena.cli.main", "challenge", ladder.slug,
              f"{mine.bot_id}:{mine.number}", str(house.bot_id), "--deals", "1", "--wait", "150",
-             "--server", f"http://127.0.0.1:{server.server_port}", "--token", token],
+             "--server", server.url, "--token", token],
             capture_output=True, text=True, timeout=200, cwd=ROOT,
         )  # fmt: skip
-    finally:
-        server.shutdown()
-        thread.join(10)
     assert done.returncode == 0, done.stdout + done.stderr + worker.output()[-3000:]
     assert "status: finished" in done.stdout, done.stdout
     assert "challenge-greedy v1 (author)" in done.stdout and "replay http://" in done.stdout

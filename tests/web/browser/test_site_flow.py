@@ -8,7 +8,6 @@ self-tests and plays the bot under bubblewrap.
 from __future__ import annotations
 
 import io
-import threading
 import time
 import zipfile
 from collections.abc import Iterator
@@ -17,10 +16,9 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from werkzeug.serving import make_server
 
 from tests.web.browser.conftest import screenshot
-from tests.web.conftest import SAMPLES, require_bwrap, sample_version, wait_for
+from tests.web.conftest import SAMPLES, require_bwrap, sample_version, serving, wait_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.services, pytest.mark.slow]
 
@@ -33,11 +31,8 @@ ROOT_SEL = "#replay-viewer"
 @pytest.fixture
 def live_site(pg_app: Flask) -> Iterator[str]:
     """The app served over HTTP on a free loopback port, for as long as the test runs."""
-    server = make_server("127.0.0.1", 0, pg_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
+    with serving(pg_app) as served:
+        yield served.url
 
 
 def zipped(folder: Path) -> bytes:

@@ -18,9 +18,8 @@ import orjson
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from werkzeug.serving import make_server
 
-from tests.web.conftest import _truncate_all, base_config
+from tests.web.conftest import _truncate_all, base_config, serving
 
 PASSWORD = "correct horse battery"
 GAME = "svoi-kozyri"
@@ -263,9 +262,5 @@ class LiveServer:
 @pytest.fixture
 def live_server(app: Flask) -> Iterator[LiveServer]:
     """The app served by werkzeug on 127.0.0.1 in a thread."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield LiveServer(f"http://127.0.0.1:{server.server_port}", thread, server)
-    server.shutdown()
-    thread.join(10)
+    with serving(app) as served:
+        yield LiveServer(served.url, served.thread, served.server)
