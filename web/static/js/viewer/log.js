@@ -48,9 +48,15 @@ export class MoveLog {
       const line = e.target.closest("li[data-step], li[data-gap]");
       if (line) onPick(Number(line.dataset.step ?? line.dataset.gap));
     });
+    // the list's scroll position is read and written only in an animation frame, where the
+    // page is laid out once anyway: never in the middle of a jump's work, which would lay it
+    // out twice
+    this.wanted = null; // a scroll position to go to in the next frame
+    this.scrolled = false; // whether the reader scrolled since the last frame
+    this.framing = 0;
     this.list.addEventListener("scroll", () => {
-      this.scrollTop = this.list.scrollTop;
-      this.#render(false);
+      this.scrolled = true;
+      this.#frame();
     });
     new ResizeObserver(() => {
       this.viewHeight = this.list.clientHeight;
@@ -265,7 +271,24 @@ export class MoveLog {
     y = Math.max(0, Math.min(y, this.#top(this.total + 1) - view));
     this.scrollTop = y;
     if (this.total) this.#render(true); // the rows first, so that the list is tall enough
-    this.list.scrollTop = y;
+    this.wanted = y;
+    this.#frame();
+  }
+
+  /** In the next animation frame: scroll to where ``show`` asked, or follow the reader's scroll. */
+  #frame() {
+    if (this.framing) return;
+    this.framing = requestAnimationFrame(() => {
+      this.framing = 0;
+      if (this.wanted !== null) {
+        this.list.scrollTop = this.wanted;
+        this.wanted = null;
+      } else if (this.scrolled) {
+        this.scrollTop = this.list.scrollTop;
+        this.#render(false);
+      }
+      this.scrolled = false;
+    });
   }
 }
 
