@@ -9,6 +9,7 @@ test fails if there were any. Screenshots go to ``test-artifacts/screenshots/``.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,18 @@ def context(browser: Any, site: FixtureSite) -> Iterator[Any]:
     ctx.grant_permissions(["clipboard-read", "clipboard-write"], origin=site.url)
     yield ctx
     ctx.close()
+
+
+@pytest.fixture
+def live_site(pg_app: Any) -> Iterator[str]:
+    """The app served over HTTP on a free loopback port, for as long as the test runs."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, pg_app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
 
 
 @pytest.fixture
