@@ -46,13 +46,17 @@ from sandbox.base import (
 )
 from sandbox.bwrap_world import (
     base_args,
+    bind_sources,
     bwrap_path,
     env_args,
+    host_mount_points,
     kit_for,
+    leave_host_mounts,
     reachable,
     resolve_interpreter,
     staged_copy,
     toolchain_world,
+    unneeded_mounts,
     userns_lock,
     with_tool_path,
 )
@@ -98,9 +102,17 @@ def lower_rlimit(which: int, value: int) -> None:
 
 
 def make_preexec(
-    limits: Limits, cgroup: Cgroup | None, host_uid: int | None, cpu: int | None
+    limits: Limits,
+    cgroup: Cgroup | None,
+    host_uid: int | None,
+    cpu: int | None,
+    drop_mounts: Sequence[bytes] = (),
 ) -> Callable[[], None]:
-    """The child's last steps before exec, in the order that keeps every limit effective."""
+    """The child's last steps before exec, in the order that keeps every limit effective.
+
+    ``drop_mounts``: host mount points to leave out of the namespace bubblewrap starts in
+    (``leave_host_mounts``; only as root, after the cgroups, which live below ``/sys``).
+    """
 
     def preexec() -> None:
         os.setsid()
@@ -110,6 +122,8 @@ def make_preexec(
                 os.sched_setaffinity(0, {cpu})
         if cgroup is not None:
             cgroup.attach_self()
+        if host_uid is not None:
+            leave_host_mounts(drop_mounts)
         cpu_limit = (limits.cpu_seconds, limits.cpu_seconds + 1)  # SIGXCPU, then SIGKILL
         resource.setrlimit(resource.RLIMIT_CPU, _capped(cpu_limit))
         lower_rlimit(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
@@ -434,6 +448,9 @@ class BwrapSandbox(Sandbox):
     isolates = True
     cgroup_class: type[Cgroup] = Cgroup
     """The groups' class (the bench's anchor puts its bots under a parent of their own)."""
+    prune_mounts = True
+    """Start bubblewrap, as root, in a copy of the mount namespace without the host mounts
+    that no bind needs (``leave_host_mounts``); False only in the bench's anchor."""
 
     def __init__(self, *, seccomp: bool = True, cgroups: bool = True, freeze: bool = True) -> None:
         exe = bwrap_path()
@@ -496,7 +513,11 @@ class BwrapSandbox(Sandbox):
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         cgroup = self.cgroup_for(limits, slot, cpu)
-        preexec = make_preexec(limits, cgroup, uid, cpu)
+        drop: tuple[bytes, ...] = ()
+        if uid is not None and self.prune_mounts:
+            sources = (self.exe, *bind_sources(world))
+            drop = unneeded_mounts(host_mount_points(), sources)
+        preexec = make_preexec(limits, cgroup, uid, cpu, drop)
         try:
             popen = _start([*args, "--", *argv], preexec, seccomp_fd)
         except OSError as exc:

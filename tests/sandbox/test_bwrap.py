@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import sandbox
 from sandbox import SandboxUnavailable, get_sandbox
 from sandbox.base import Limits, Sandbox
 from sandbox.bwrap import MISSING, UID_BASE, BwrapSandbox, reachable, resolve_interpreter
+from sandbox.bwrap_world import host_mount_points, unneeded_mounts
 from sandbox.cgroups import ROOT_NAME, find_hierarchies
 from tests.sandbox.conftest import BotMaker
 from tests.sandbox.driver import drive, fresh_slot, host_uid_processes, start, survivors
@@ -237,3 +239,54 @@ def test_without_cgroups_nothing_survives(
     run = drive(start(box, hostile(name), LIMITS, slot), timeout=1.0)
     assert run.findings, run.stderr
     assert survivors(box, slot) == []
+
+
+def test_only_mounts_unrelated_to_every_source_are_dropped() -> None:
+    points = ("/", "/proc", "/sys", "/sys/fs/cgroup", "/dev", "/dev/pts", "/srv", "/srv/bots")
+    sources = ("/usr", "/dev/null", "/srv/bots/seat1")
+    dropped = unneeded_mounts(points, sources)
+    # /sys goes with its cgroup mounts (one detach); /srv stays above a bot's folder.
+    assert dropped == (b"/dev/pts", b"/sys")
+
+
+def test_a_start_leaves_the_hosts_mounts_alone(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("host mounts are left out of bubblewrap's namespace only by root")
+    before = Path("/proc/self/mountinfo").read_text()
+    (open_dir / "bot.py").write_text("print('ready', flush=True)")
+    (open_dir / "bot.py").chmod(0o644)
+    process = bwrap_sandbox.spawn(open_dir, ["python3", "bot.py"], LIMITS, slot=fresh_slot())
+    try:
+        assert process.wait(20) == 0
+        assert os.read(process.stdout_fd, 100) == b"ready\n"
+    finally:
+        process.close()
+    assert Path("/proc/self/mountinfo").read_text() == before
+
+
+def test_a_bot_folder_on_a_mount_of_its_own_is_kept(bwrap_sandbox: Sandbox, open_dir: Path) -> None:
+    """A folder on a mount made after the referee looked at the table still reaches the bot
+    (the mount is not in the referee's list), and so does one the list holds."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting needs root")
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "arena", str(open_dir)], check=True
+    )
+    try:
+        (open_dir / "bot.py").write_text("print('ready', flush=True)")
+        (open_dir / "bot.py").chmod(0o644)
+        for fresh_list in (False, True):
+            if fresh_list:
+                host_mount_points.cache_clear()
+                assert str(open_dir) in host_mount_points()
+            process = bwrap_sandbox.spawn(
+                open_dir, ["python3", "bot.py"], LIMITS, slot=fresh_slot()
+            )
+            try:
+                assert process.wait(20) == 0, os.read(process.stderr_fd, 4096)
+                assert os.read(process.stdout_fd, 100) == b"ready\n"
+            finally:
+                process.close()
+    finally:
+        subprocess.run(["umount", str(open_dir)], check=True)
+        host_mount_points.cache_clear()
