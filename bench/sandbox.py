@@ -22,7 +22,7 @@ per table of ``/proc/sys/fs`` and over ``/dev/ptmx``); all its groups, the CPU g
 below one common parent of their own (so that together its bots weigh one process); the cgroup
 mounts are read at every start; bubblewrap leaves the freezer group at the start rather than
 at the first freeze; bubblewrap starts in the referee's own mount namespace, with every host
-mount in it (not in a copy without those no bind needs).
+mount in it (not in a held copy without those no bind needs).
 
 The last lines are ``mount_ops=<mount operations of a start> before=<the anchor's>`` (the
 binds of this host's toolchains included; bubblewrap adds four of its own over ``/proc``),
@@ -163,7 +163,7 @@ class AnchorBwrap(BwrapSandbox):
     among all the host's mounts."""
 
     cgroup_class = BeforeCgroup
-    prune_mounts = False
+    lean_mounts = False
 
     def spawn(self, *args: Any, **kwargs: Any) -> BotProcess:
         self._found = None

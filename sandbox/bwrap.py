@@ -29,6 +29,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -46,21 +47,18 @@ from sandbox.base import (
 )
 from sandbox.bwrap_world import (
     base_args,
-    bind_sources,
     bwrap_path,
     env_args,
-    host_mount_points,
     kit_for,
-    leave_host_mounts,
     reachable,
     resolve_interpreter,
     staged_copy,
     toolchain_world,
-    unneeded_mounts,
     userns_lock,
     with_tool_path,
 )
 from sandbox.cgroups import Cgroup, CgroupLimits, Hierarchies, find_hierarchies, sweep_stale
+from sandbox.mountns import LeanNamespace, bind_sources, join_namespace
 from sandbox.seccomp import filter_program
 
 UID_BASE = 20000
@@ -106,12 +104,12 @@ def make_preexec(
     cgroup: Cgroup | None,
     host_uid: int | None,
     cpu: int | None,
-    drop_mounts: Sequence[bytes] = (),
+    mount_ns: int | None = None,
 ) -> Callable[[], None]:
     """The child's last steps before exec, in the order that keeps every limit effective.
 
-    ``drop_mounts``: host mount points to leave out of the namespace bubblewrap starts in
-    (``leave_host_mounts``; only as root, after the cgroups, which live below ``/sys``).
+    ``mount_ns``: a descriptor of the mount namespace bubblewrap starts in (``sandbox.mountns``;
+    joined as root, after the cgroups, which live below ``/sys``), None for the referee's.
     """
 
     def preexec() -> None:
@@ -123,7 +121,7 @@ def make_preexec(
         if cgroup is not None:
             cgroup.attach_self()
         if host_uid is not None:
-            leave_host_mounts(drop_mounts)
+            join_namespace(mount_ns)
         cpu_limit = (limits.cpu_seconds, limits.cpu_seconds + 1)  # SIGXCPU, then SIGKILL
         resource.setrlimit(resource.RLIMIT_CPU, _capped(cpu_limit))
         lower_rlimit(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
@@ -448,9 +446,9 @@ class BwrapSandbox(Sandbox):
     isolates = True
     cgroup_class: type[Cgroup] = Cgroup
     """The groups' class (the bench's anchor puts its bots under a parent of their own)."""
-    prune_mounts = True
-    """Start bubblewrap, as root, in a copy of the mount namespace without the host mounts
-    that no bind needs (``leave_host_mounts``); False only in the bench's anchor."""
+    lean_mounts = True
+    """Start bubblewrap, as root, in a held copy of the mount namespace without the host
+    mounts that no bind needs (``sandbox.mountns``); False only in the bench's anchor."""
 
     def __init__(self, *, seccomp: bool = True, cgroups: bool = True, freeze: bool = True) -> None:
         exe = bwrap_path()
@@ -462,6 +460,7 @@ class BwrapSandbox(Sandbox):
         self.use_freeze = freeze
         """False only to measure what freezing costs: bots then run between their turns."""
         self._found: Hierarchies | None = None
+        self._lean = LeanNamespace()
         if cgroups:
             _sweep_once()
             self._found = find_hierarchies()  # read once: the cgroup mounts do not move
@@ -513,11 +512,12 @@ class BwrapSandbox(Sandbox):
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         cgroup = self.cgroup_for(limits, slot, cpu)
-        drop: tuple[bytes, ...] = ()
-        if uid is not None and self.prune_mounts:
-            sources = (self.exe, *bind_sources(world))
-            drop = unneeded_mounts(host_mount_points(), sources)
-        preexec = make_preexec(limits, cgroup, uid, cpu, drop)
+        mount_ns = None
+        if uid is not None and self.lean_mounts:
+            sources = [path for path in bind_sources(world) if path != str(mounted)]
+            kept = [self.exe, tempfile.gettempdir(), *sources]
+            mount_ns = self._lean.fd_for(kept, [str(mounted)])
+        preexec = make_preexec(limits, cgroup, uid, cpu, mount_ns)
         try:
             popen = _start([*args, "--", *argv], preexec, seccomp_fd)
         except OSError as exc:

@@ -9,7 +9,6 @@ process.
 from __future__ import annotations
 
 import atexit
-import ctypes
 import functools
 import os
 import shutil
@@ -295,83 +294,3 @@ def env_args(env: Mapping[str, str]) -> list[str]:
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args
-
-
-BIND_OPTIONS = frozenset({"--ro-bind", "--bind", "--dev-bind"})
-"""bubblewrap options whose next argument is a host path that the sandbox shows."""
-
-ALWAYS_KEPT = ("/proc",)
-"""Host mounts bubblewrap needs besides its binds' sources: it reads its namespaces through
-``/proc``."""
-
-_CLONE_NEWNS = 0x00020000
-_MS_REC = 0x4000
-_MS_PRIVATE = 1 << 18
-_MNT_DETACH = 2
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def bind_sources(world: Sequence[str]) -> list[str]:
-    """The host paths that the bubblewrap arguments ``world`` bind into the sandbox."""
-    return [world[i + 1] for i, arg in enumerate(world[:-1]) if arg in BIND_OPTIONS]
-
-
-def _unescape(field: str) -> str:
-    """A mount point as ``mountinfo`` writes it (space, tab, newline, backslash as octal)."""
-    for code, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
-        field = field.replace(code, char)
-    return field
-
-
-@functools.cache
-def host_mount_points() -> tuple[str, ...]:
-    """The mount points of the referee's mount namespace, in the kernel's order (read once:
-    a mount made later is only left in place, and one gone is skipped)."""
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as table:
-            rows = [line.split() for line in table]
-    except OSError:
-        return ()
-    return tuple(_unescape(row[4]) for row in rows if len(row) > 4)
-
-
-def _below(path: str, other: str) -> bool:
-    """True if ``path`` lies strictly below ``other``."""
-    return path != other and path.startswith(other.rstrip("/") + "/")
-
-
-def _related(path: str, other: str) -> bool:
-    """True if either path is the other or lies below it."""
-    return path == other or _below(path, other) or _below(other, path)
-
-
-@functools.lru_cache(maxsize=256)
-def unneeded_mounts(points: tuple[str, ...], sources: tuple[str, ...]) -> tuple[bytes, ...]:
-    """Which of the mount ``points`` a bubblewrap start that binds ``sources`` can do
-    without: every mount that is neither above, at nor below a source (nor ``ALWAYS_KEPT``),
-    deepest first."""
-    needed = {os.path.realpath(path) for path in (*sources, *ALWAYS_KEPT)}
-    dropped = [p for p in points if not any(_related(p, n) for n in needed)]
-    # A detached mount takes those below it along: only the highest of each subtree is named
-    # (once per mount stacked at that point).
-    highest = [p for p in dropped if not any(_below(p, q) for q in dropped)]
-    return tuple(os.fsencode(p) for p in reversed(highest))
-
-
-def leave_host_mounts(points: Sequence[bytes]) -> None:
-    """In the child, as root, before bubblewrap runs: move to a private copy of the mount
-    namespace and detach ``points`` from it.
-
-    Bubblewrap copies the namespace it starts in and re-reads its whole mount table (as text,
-    from the kernel) after each of its binds; host mounts the bot never sees (``/sys`` and its
-    cgroup hierarchies, terminals, other services' folders) made each of those reads longer.
-    The copy is made private before anything is detached, so that no unmount reaches the
-    host's namespace; if either step is refused, nothing is detached (bubblewrap then starts
-    as before).
-    """
-    if not points or _libc.unshare(_CLONE_NEWNS) != 0:
-        return
-    if _libc.mount(b"none", b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-        return
-    for point in points:
-        _libc.umount2(point, _MNT_DETACH)
