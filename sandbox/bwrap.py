@@ -9,7 +9,9 @@ environment is rebuilt from scratch, the referee's keyring stays behind, and the
 of ``sandbox.seccomp`` (where libseccomp is available) builds the rest of the walls.
 
 Before bubblewrap is executed the child joins its cgroups, lowers its rlimits and, when started
-by root, switches to an unprivileged host uid of its own (``UID_BASE + slot``): the kernel ignores
+by root, joins the referee's lean mount namespace (``sandbox.mountns``: the host's mounts less
+those no bot is shown, which bubblewrap would otherwise copy and re-read at each of its binds)
+and switches to an unprivileged host uid of its own (``UID_BASE + slot``): the kernel ignores
 RLIMIT_NPROC for root, so without that switch a fork bomb would not be stopped by the rlimit.
 The bot folder and the kits must therefore be readable by that uid.
 
