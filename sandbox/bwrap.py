@@ -462,7 +462,7 @@ class BwrapSandbox(Sandbox):
         self.use_freeze = freeze
         """False only to measure what freezing costs: bots then run between their turns."""
         self._found: Hierarchies | None = None
-        self._lean = LeanNamespace()
+        self._lean = _lean_namespace()
         if cgroups:
             _sweep_once()
             self._found = find_hierarchies()  # read once: the cgroup mounts do not move
@@ -652,6 +652,13 @@ def _program_fd(program: bytes) -> int:
     finally:
         os.close(write_fd)
     return read_fd
+
+
+@functools.cache
+def _lean_namespace() -> LeanNamespace:
+    """The lean mount namespace of this referee process, shared by its sandboxes (each copy
+    costs a helper process and an RCU grace period per detached mount)."""
+    return LeanNamespace()
 
 
 @functools.cache
