@@ -10,8 +10,9 @@ start's child joins it (``setns``) before bubblewrap runs. Making the copy per s
 a grace period of the kernel's RCU for every unmount, on the start's path.
 
 The copy follows the host: a change of the referee's mount table (``poll`` on its
-``mountinfo``) has the next start make a new one. A start whose own folders lie on a mount the
-copy lacks begins in the referee's namespace, as before.
+``mountinfo``) has the next start make a new one, and so does a start whose folder lies on a
+mount the copy lacks (that mount is kept from then on). Where no copy can be made, starts begin
+in the referee's namespace, as before.
 """
 
 from __future__ import annotations
@@ -114,6 +115,8 @@ class LeanNamespace:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._kept: tuple[str, ...] | None = None
+        self._extra: set[str] = set()
+        """Bots' folders that lay on a mount a copy lacked: kept in every later copy."""
         self._dropped: tuple[str, ...] = ()
         self._fd: int | None = None
         self._watch: select.poll | None = None
@@ -127,8 +130,12 @@ class LeanNamespace:
             wanted = tuple(kept)
             if wanted != self._kept or self._host_changed():
                 self._remake(wanted)
-            if self._fd is None or any(_reaches(self._dropped, path) for path in own):
-                return None
+            if any(_reaches(self._dropped, path) for path in own):
+                # A folder on a mount the copy lacks: that mount is kept from now on.
+                self._extra.update(own)
+                self._remake(wanted)
+                if any(_reaches(self._dropped, path) for path in own):
+                    return None
             return self._fd
 
     def _host_changed(self) -> bool:
@@ -143,7 +150,7 @@ class LeanNamespace:
             self._watch_fd = os.open("/proc/self/mountinfo", os.O_RDONLY)
             self._watch = select.poll()
             self._watch.register(self._watch_fd, select.POLLPRI | select.POLLERR)
-        dropped = unneeded_mounts(host_mount_points(), kept)
+        dropped = unneeded_mounts(host_mount_points(), [*kept, *sorted(self._extra)])
         if dropped:
             self._fd = _held_copy(dropped)
             self._dropped = dropped if self._fd is not None else ()
