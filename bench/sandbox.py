@@ -21,7 +21,8 @@ cheaper, side by side. Its bot's world is built with the old arguments (``--dev`
 per table of ``/proc/sys/fs`` and over ``/dev/ptmx``); all its groups, the CPU group too, sit
 below one common parent of their own (so that together its bots weigh one process); the cgroup
 mounts are read at every start; bubblewrap leaves the freezer group at the start rather than
-at the first freeze.
+at the first freeze; bubblewrap starts in the referee's own mount namespace, with every host
+mount in it (not in a held copy without those no bind needs).
 
 The last lines are ``mount_ops=<mount operations of a start> before=<the anchor's>`` (the
 binds of this host's toolchains included; bubblewrap adds four of its own over ``/proc``),
@@ -158,9 +159,11 @@ class BeforeCgroup(Cgroup):
 class AnchorBwrap(BwrapSandbox):
     """The full ``bwrap`` stack as it was before: the bot's world built the old way, its
     groups (CPU too) below one common parent, the cgroup mounts read at every start,
-    and bubblewrap moved out of the freezer at the start (waiting for its fork)."""
+    bubblewrap moved out of the freezer at the start (waiting for its fork) and started
+    among all the host's mounts."""
 
     cgroup_class = BeforeCgroup
+    lean_mounts = False
 
     def spawn(self, *args: Any, **kwargs: Any) -> BotProcess:
         self._found = None

@@ -9,7 +9,9 @@ environment is rebuilt from scratch, the referee's keyring stays behind, and the
 of ``sandbox.seccomp`` (where libseccomp is available) builds the rest of the walls.
 
 Before bubblewrap is executed the child joins its cgroups, lowers its rlimits and, when started
-by root, switches to an unprivileged host uid of its own (``UID_BASE + slot``): the kernel ignores
+by root, joins the referee's lean mount namespace (``sandbox.mountns``: the host's mounts less
+those no bot is shown, which bubblewrap would otherwise copy and re-read at each of its binds)
+and switches to an unprivileged host uid of its own (``UID_BASE + slot``): the kernel ignores
 RLIMIT_NPROC for root, so without that switch a fork bomb would not be stopped by the rlimit.
 The bot folder and the kits must therefore be readable by that uid.
 
@@ -29,6 +31,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -57,6 +60,7 @@ from sandbox.bwrap_world import (
     with_tool_path,
 )
 from sandbox.cgroups import Cgroup, CgroupLimits, Hierarchies, find_hierarchies, sweep_stale
+from sandbox.mountns import LeanNamespace, bind_sources, join_namespace
 from sandbox.seccomp import filter_program
 
 UID_BASE = 20000
@@ -98,9 +102,17 @@ def lower_rlimit(which: int, value: int) -> None:
 
 
 def make_preexec(
-    limits: Limits, cgroup: Cgroup | None, host_uid: int | None, cpu: int | None
+    limits: Limits,
+    cgroup: Cgroup | None,
+    host_uid: int | None,
+    cpu: int | None,
+    mount_ns: int | None = None,
 ) -> Callable[[], None]:
-    """The child's last steps before exec, in the order that keeps every limit effective."""
+    """The child's last steps before exec, in the order that keeps every limit effective.
+
+    ``mount_ns``: a descriptor of the mount namespace bubblewrap starts in (``sandbox.mountns``;
+    joined as root, after the cgroups, which live below ``/sys``), None for the referee's.
+    """
 
     def preexec() -> None:
         os.setsid()
@@ -110,6 +122,8 @@ def make_preexec(
                 os.sched_setaffinity(0, {cpu})
         if cgroup is not None:
             cgroup.attach_self()
+        if host_uid is not None:
+            join_namespace(mount_ns)
         cpu_limit = (limits.cpu_seconds, limits.cpu_seconds + 1)  # SIGXCPU, then SIGKILL
         resource.setrlimit(resource.RLIMIT_CPU, _capped(cpu_limit))
         lower_rlimit(resource.RLIMIT_FSIZE, limits.file_size_mb << 20)
@@ -434,6 +448,9 @@ class BwrapSandbox(Sandbox):
     isolates = True
     cgroup_class: type[Cgroup] = Cgroup
     """The groups' class (the bench's anchor puts its bots under a parent of their own)."""
+    lean_mounts = True
+    """Start bubblewrap, as root, in a held copy of the mount namespace without the host
+    mounts that no bind needs (``sandbox.mountns``); False only in the bench's anchor."""
 
     def __init__(self, *, seccomp: bool = True, cgroups: bool = True, freeze: bool = True) -> None:
         exe = bwrap_path()
@@ -445,6 +462,7 @@ class BwrapSandbox(Sandbox):
         self.use_freeze = freeze
         """False only to measure what freezing costs: bots then run between their turns."""
         self._found: Hierarchies | None = None
+        self._lean = _lean_namespace()
         if cgroups:
             _sweep_once()
             self._found = find_hierarchies()  # read once: the cgroup mounts do not move
@@ -496,7 +514,12 @@ class BwrapSandbox(Sandbox):
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         cgroup = self.cgroup_for(limits, slot, cpu)
-        preexec = make_preexec(limits, cgroup, uid, cpu)
+        mount_ns = None
+        if uid is not None and self.lean_mounts:
+            sources = [path for path in bind_sources(world) if path != str(mounted)]
+            kept = [self.exe, tempfile.gettempdir(), *sources]
+            mount_ns = self._lean.fd_for(kept, [str(mounted)])
+        preexec = make_preexec(limits, cgroup, uid, cpu, mount_ns)
         try:
             popen = _start([*args, "--", *argv], preexec, seccomp_fd)
         except OSError as exc:
@@ -629,6 +652,13 @@ def _program_fd(program: bytes) -> int:
     finally:
         os.close(write_fd)
     return read_fd
+
+
+@functools.cache
+def _lean_namespace() -> LeanNamespace:
+    """The lean mount namespace of this referee process, shared by its sandboxes (each copy
+    costs a helper process and an RCU grace period per detached mount)."""
+    return LeanNamespace()
 
 
 @functools.cache

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from sandbox import SandboxUnavailable, get_sandbox
 from sandbox.base import Limits, Sandbox
 from sandbox.bwrap import MISSING, UID_BASE, BwrapSandbox, reachable, resolve_interpreter
 from sandbox.cgroups import ROOT_NAME, find_hierarchies
+from sandbox.mountns import unneeded_mounts
 from tests.sandbox.conftest import BotMaker
 from tests.sandbox.driver import drive, fresh_slot, host_uid_processes, start, survivors
 
@@ -237,3 +239,58 @@ def test_without_cgroups_nothing_survives(
     run = drive(start(box, hostile(name), LIMITS, slot), timeout=1.0)
     assert run.findings, run.stderr
     assert survivors(box, slot) == []
+
+
+def test_only_mounts_unrelated_to_every_source_are_dropped() -> None:
+    points = ("/", "/proc", "/sys", "/sys/fs/cgroup", "/dev", "/dev/pts", "/srv", "/srv/bots")
+    sources = ("/usr", "/dev/null", "/srv/bots/seat1")
+    # /sys goes with its cgroup mounts (one detach); /srv stays above a bot's folder.
+    assert unneeded_mounts(points, sources) == ("/dev/pts", "/sys")
+
+
+def _mount_points(pid: int | str) -> list[str]:
+    return [line.split()[4] for line in Path(f"/proc/{pid}/mountinfo").read_text().splitlines()]
+
+
+def _ready(box: Sandbox, folder: Path) -> list[str]:
+    """Start a bot in ``folder``; the mount points of the namespace bubblewrap started in."""
+    (folder / "bot.py").write_text("import sys; print('ready', flush=True); sys.stdin.read()")
+    (folder / "bot.py").chmod(0o644)
+    process = box.spawn(folder, ["python3", "bot.py"], LIMITS, slot=fresh_slot())
+    try:
+        assert os.read(process.stdout_fd, 100) == b"ready\n", os.read(process.stderr_fd, 4096)
+        assert process.pid is not None
+        return _mount_points(process.pid)
+    finally:
+        process.close()
+
+
+def test_bubblewrap_starts_without_the_host_mounts_no_bot_sees(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """The host's own table is left as it was; bubblewrap's starting one lacks ``/sys``."""
+    if os.geteuid() != 0:
+        pytest.skip("only root starts bubblewrap in a lean copy of its mount namespace")
+    before = Path("/proc/self/mountinfo").read_text()
+    seen = _ready(bwrap_sandbox, open_dir)
+    assert "/sys" not in seen and "/sys/fs/cgroup" not in seen
+    assert {"/", "/proc", "/dev"} <= set(seen)
+    assert Path("/proc/self/mountinfo").read_text() == before
+
+
+def test_a_bot_folder_on_a_new_mount_still_reaches_the_bot(
+    bwrap_sandbox: Sandbox, open_dir: Path
+) -> None:
+    """A mount made after the lean copy: the copy is made again, keeping the mount that holds
+    the bot's folder."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting needs root")
+    _ready(bwrap_sandbox, open_dir)
+    tmpfs = ["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "arena", str(open_dir)]
+    subprocess.run(tmpfs, check=True)
+    try:
+        seen = _ready(bwrap_sandbox, open_dir)
+        assert str(open_dir) in seen and "/sys" not in seen
+    finally:
+        subprocess.run(["umount", str(open_dir)], check=True)
+    assert "/sys" not in _ready(bwrap_sandbox, open_dir)
