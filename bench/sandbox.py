@@ -156,6 +156,12 @@ class BeforeCgroup(Cgroup):
     cpu_on_top = False
 
 
+class LeanBwrap(BwrapSandbox):
+    """Today's ``bwrap``, started in the lean mount namespace (``ARENA_LEAN_MOUNTS=1``)."""
+
+    lean_mounts = True
+
+
 class AnchorBwrap(BwrapSandbox):
     """The full ``bwrap`` stack as it was before: the bot's world built the old way, its
     groups (CPU too) below one common parent, the cgroup mounts read at every start,
@@ -189,7 +195,7 @@ def backends() -> dict[str, Callable[[], Sandbox]]:
     """The backends to measure; those that cannot run here are left out (and said so)."""
     found: dict[str, Callable[[], Sandbox]] = {"plain": lambda: get_sandbox("none")}
     if BwrapSandbox.available() is None:
-        found["bwrap"] = BwrapSandbox
+        found["bwrap"] = LeanBwrap
         found["bwrap-before"] = AnchorBwrap
         found["bwrap-no-cgroups"] = lambda: BwrapSandbox(cgroups=False)
     else:

@@ -448,9 +448,10 @@ class BwrapSandbox(Sandbox):
     isolates = True
     cgroup_class: type[Cgroup] = Cgroup
     """The groups' class (the bench's anchor puts its bots under a parent of their own)."""
-    lean_mounts = True
+    lean_mounts = os.environ.get("ARENA_LEAN_MOUNTS") == "1"
     """Start bubblewrap, as root, in a held copy of the mount namespace without the host
-    mounts that no bind needs (``sandbox.mountns``); False only in the bench's anchor."""
+    mounts that no bind needs (``sandbox.mountns``). Off unless ``ARENA_LEAN_MOUNTS=1``: it
+    has passed the sandbox's own tests and its bench, not yet a whole platform's run."""
 
     def __init__(self, *, seccomp: bool = True, cgroups: bool = True, freeze: bool = True) -> None:
         exe = bwrap_path()
@@ -462,7 +463,6 @@ class BwrapSandbox(Sandbox):
         self.use_freeze = freeze
         """False only to measure what freezing costs: bots then run between their turns."""
         self._found: Hierarchies | None = None
-        self._lean = _lean_namespace()
         if cgroups:
             _sweep_once()
             self._found = find_hierarchies()  # read once: the cgroup mounts do not move
@@ -518,7 +518,7 @@ class BwrapSandbox(Sandbox):
         if uid is not None and self.lean_mounts:
             sources = [path for path in bind_sources(world) if path != str(mounted)]
             kept = [self.exe, tempfile.gettempdir(), *sources]
-            mount_ns = self._lean.fd_for(kept, [str(mounted)])
+            mount_ns = _lean_namespace().fd_for(kept, [str(mounted)])
         preexec = make_preexec(limits, cgroup, uid, cpu, mount_ns)
         try:
             popen = _start([*args, "--", *argv], preexec, seccomp_fd)

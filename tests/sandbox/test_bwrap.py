@@ -265,32 +265,43 @@ def _ready(box: Sandbox, folder: Path) -> list[str]:
         process.close()
 
 
+class LeanBwrap(BwrapSandbox):
+    """Bubblewrap started in the lean mount namespace, whatever ``ARENA_LEAN_MOUNTS`` says."""
+
+    lean_mounts = True
+
+
+@pytest.fixture
+def lean_sandbox(bwrap_sandbox: Sandbox) -> Sandbox:
+    return LeanBwrap()
+
+
 def test_bubblewrap_starts_without_the_host_mounts_no_bot_sees(
-    bwrap_sandbox: Sandbox, open_dir: Path
+    lean_sandbox: Sandbox, open_dir: Path
 ) -> None:
     """The host's own table is left as it was; bubblewrap's starting one lacks ``/sys``."""
     if os.geteuid() != 0:
         pytest.skip("only root starts bubblewrap in a lean copy of its mount namespace")
     before = Path("/proc/self/mountinfo").read_text()
-    seen = _ready(bwrap_sandbox, open_dir)
+    seen = _ready(lean_sandbox, open_dir)
     assert "/sys" not in seen and "/sys/fs/cgroup" not in seen
     assert {"/", "/proc", "/dev"} <= set(seen)
     assert Path("/proc/self/mountinfo").read_text() == before
 
 
 def test_a_bot_folder_on_a_new_mount_still_reaches_the_bot(
-    bwrap_sandbox: Sandbox, open_dir: Path
+    lean_sandbox: Sandbox, open_dir: Path
 ) -> None:
     """A mount made after the lean copy: the copy is made again, keeping the mount that holds
     the bot's folder."""
     if os.geteuid() != 0:
         pytest.skip("mounting needs root")
-    _ready(bwrap_sandbox, open_dir)
+    _ready(lean_sandbox, open_dir)
     tmpfs = ["mount", "-t", "tmpfs", "-o", "size=1m,mode=755", "arena", str(open_dir)]
     subprocess.run(tmpfs, check=True)
     try:
-        seen = _ready(bwrap_sandbox, open_dir)
+        seen = _ready(lean_sandbox, open_dir)
         assert str(open_dir) in seen and "/sys" not in seen
     finally:
         subprocess.run(["umount", str(open_dir)], check=True)
-    assert "/sys" not in _ready(bwrap_sandbox, open_dir)
+    assert "/sys" not in _ready(lean_sandbox, open_dir)
