@@ -6,13 +6,10 @@ of built-in random agents of more than 10,000 steps. Each round opens the viewer
 page and, at once (while the other windows of frames still load in the background), drags the
 slider to the end, to the middle, back to the start, and to a step picked at random, timing each
 jump in the page's own clock: from the slider's ``input`` to the moment the viewer shows the new
-step (its ``data-step``), and to the end of the frame painted after it (``+paint``: what the
-page lays out and paints for the jump). Goal: every jump under 200 ms.
+step (its ``data-step``). Goal: every jump under 200 ms.
 
-    .venv/bin/python bench/viewer_jump.py [--rounds 20] [--width 1280] [--anchor DIR]
+    .venv/bin/python bench/viewer_jump.py [--rounds 20] [--width 1280]
 
-``--anchor DIR`` times another checkout's viewer (its ``web/static``) beside this one: the same
-jumps, the two in alternate order round by round, and prints the ratios anchor / this.
 Needs Debian's chromium (``ARENA_CHROMIUM``, default /usr/bin/chromium) and Playwright. Last
 line ``p99_ms=<worst p99 of the kinds> rounds=<n>``.
 """
@@ -39,17 +36,14 @@ JUMP = """([step, selector]) => new Promise((done) => {
   const seen = new MutationObserver(() => {
     if (root.dataset.step === String(step)) {
       seen.disconnect();
-      const shown = performance.now() - started;
-      // a task queued in the next frame's callbacks runs once that frame is painted
-      requestAnimationFrame(() => setTimeout(() => done([shown, performance.now() - started])));
+      done(performance.now() - started);
     }
   });
   seen.observe(root, { attributes: true, attributeFilter: ["data-step"] });
   range.value = String(step);
   range.dispatchEvent(new Event("input"));
 })"""
-"""Jump the slider to a step; the milliseconds until the viewer shows it (its ``data-step``, in
-the page's clock) and until the frame after that is painted."""
+"""Jump the slider to a step; the milliseconds until the viewer shows it (in the page's clock)."""
 
 
 def ten_thousand_steps() -> Any:
@@ -74,66 +68,23 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
-KINDS = ("end", "middle", "start", "random")
-ROWS = (*KINDS, *(f"{kind}+paint" for kind in KINDS))
-"""A row per kind of jump until its step is shown, and until the frame after that is painted."""
-
-
-def jump_round(context: Any, url: str, steps: int, targets: list[int]) -> dict[str, float]:
-    """Open the viewer in a fresh page and time one jump of each kind, in order."""
-    page = context.new_page()
-    page.goto(url)
-    page.wait_for_selector(f"{ROOT_SEL}[data-step]")
-    times: dict[str, float] = {}
-    for kind, step in zip(KINDS, targets, strict=True):
-        times[kind], times[f"{kind}+paint"] = page.evaluate(JUMP, [step, ROOT_SEL])
-        shown = page.inner_text(".rv-counter")
-        if shown != f"{step} / {steps}":
-            raise SystemExit(f"a jump to {step} shows {shown!r}")
-    page.close()
-    return times
-
-
-def report(name: str, times: dict[str, list[float]]) -> float:
-    """Print p50, p99 and max of each row; return the worst p99 of a step shown."""
-    print(f"{name}:\n{'jump':>14} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
-    worst = 0.0
-    for kind, measured in times.items():
-        p99 = percentile(measured, 0.99)
-        if kind in KINDS:
-            worst = max(worst, p99)
-        print(f"{kind:>14} {statistics.median(measured):>8.1f} {p99:>8.1f} {max(measured):>8.1f}")
-    return worst
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20, help="fresh pages, four jumps each")
     parser.add_argument("--width", type=int, default=1280, help="the window's width in pixels")
-    parser.add_argument(
-        "--anchor",
-        type=Path,
-        help="another checkout whose web/static is timed alternately with this one's",
-    )
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     from tests.web.browser.conftest import LAUNCH_ARGS
-    from tests.web.browser.fixture_site import STATIC, FixtureSite
+    from tests.web.browser.fixture_site import FixtureSite
 
     replay = ten_thousand_steps()
     steps = len(replay["steps"])
-    statics = {"this": STATIC}
-    if args.anchor:
-        statics = {"anchor": args.anchor.resolve() / "web" / "static", **statics}
-    sites = {name: FixtureSite(static).start() for name, static in statics.items()}
-    urls = {}
-    for name, site in sites.items():
-        urls[name] = site.add("huge", replay)
-        site.lean.add("huge")
+    site = FixtureSite().start()
+    url = site.add("huge", replay)
+    site.lean.add("huge")
     picker = random.Random(7)
-    times: dict[str, dict[str, list[float]]] = {name: {k: [] for k in ROWS} for name in sites}
-    loads = [os.getloadavg()[0]]
+    times: dict[str, list[float]] = {"end": [], "middle": [], "start": [], "random": []}
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
@@ -141,29 +92,33 @@ def main(argv: list[str] | None = None) -> int:
             )
             context = browser.new_context(viewport={"width": args.width, "height": 860})
             context.set_default_timeout(120_000)
-            for number in range(args.rounds):
-                targets = [steps, steps // 2, 0, picker.randrange(1, steps)]
-                order = list(sites) if number % 2 == 0 else list(reversed(sites))
-                for name in order:  # alternated, so that both meet the same load
-                    measured = jump_round(context, urls[name], steps, targets)
-                    for kind, ms in measured.items():
-                        times[name][kind].append(ms)
-                loads.append(os.getloadavg()[0])
+            for _ in range(args.rounds):
+                page = context.new_page()
+                page.goto(url)
+                page.wait_for_selector(f"{ROOT_SEL}[data-step]")
+                jumps = {
+                    "end": steps,
+                    "middle": steps // 2,
+                    "start": 0,
+                    "random": picker.randrange(1, steps),
+                }
+                for kind, step in jumps.items():
+                    times[kind].append(page.evaluate(JUMP, [step, ROOT_SEL]))
+                    shown = page.inner_text(".rv-counter")
+                    if shown != f"{step} / {steps}":
+                        raise SystemExit(f"a jump to {step} shows {shown!r}")
+                page.close()
             browser.close()
     finally:
-        for site in sites.values():
-            site.stop()
+        site.stop()
     print(f"{steps} steps, {args.rounds} rounds at {args.width} px; ms from the slider's input")
-    print(f"load average (1 min) {min(loads):.1f}-{max(loads):.1f}")
-    worst = {name: report(name, measured) for name, measured in times.items()}
-    if "anchor" in times:
-        print(f"{'jump':>14} {'p50 ratio':>10} {'p99 ratio':>10}  (anchor / this)")
-        for kind in ROWS:
-            before, after = times["anchor"][kind], times["this"][kind]
-            p50 = statistics.median(before) / statistics.median(after)
-            p99 = percentile(before, 0.99) / percentile(after, 0.99)
-            print(f"{kind:>14} {p50:>10.2f} {p99:>10.2f}")
-    print(f"p99_ms={worst['this']:.1f} rounds={args.rounds}")
+    print(f"{'jump':>8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    worst = 0.0
+    for kind, measured in times.items():
+        p99 = percentile(measured, 0.99)
+        worst = max(worst, p99)
+        print(f"{kind:>8} {statistics.median(measured):>8.1f} {p99:>8.1f} {max(measured):>8.1f}")
+    print(f"p99_ms={worst:.1f} rounds={args.rounds}")
     return 0
 
 

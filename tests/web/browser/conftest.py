@@ -79,15 +79,6 @@ def context(browser: Any, site: FixtureSite) -> Iterator[Any]:
 
 
 @pytest.fixture
-def live_site(pg_app: Any) -> Iterator[str]:
-    """The app served over HTTP on a free loopback port, for as long as the test runs."""
-    from tests.web.conftest import serving
-
-    with serving(pg_app) as served:
-        yield served.url
-
-
-@pytest.fixture
 def errors() -> PageErrors:
     return PageErrors()
 
@@ -107,70 +98,6 @@ def screenshot(page: Any, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
-
-
-READ_LOG = """async (log) => {
-  const painted = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-  const lines = new Map();
-  const deals = new Map();
-  const order = [];
-  for (let y = 0, tries = 0; ; ) {
-    log.scrollTop = y;
-    await painted();
-    const end = log.scrollHeight - log.clientHeight;
-    if (Math.abs(log.scrollTop - Math.min(y, end)) > 1 && tries++ < 100) continue; // moved
-    for (const li of log.querySelectorAll("li")) {
-      if (li.dataset.step && !lines.has(li.dataset.step)) {
-        lines.set(li.dataset.step, li.querySelector(".what").textContent);
-        order.push(Number(li.dataset.step));
-      } else if (li.matches(".deal-sep:not(.stuck)") && !deals.has(li.textContent)) {
-        deals.set(li.textContent, order.length);
-      }
-    }
-    if (y >= end) break;
-    y += Math.max(1, log.clientHeight - 40);
-  }
-  return { order, texts: order.map((step) => lines.get(String(step))), deals: [...deals.keys()] };
-}"""
-"""Scroll the move log from top to bottom as a reader would and collect what it shows: the steps
-of its lines in the order met, their texts, and its deal headings. A view the page scrolled away
-meanwhile (a poll of a running match brings the current line back) is read again."""
-
-
-def read_log(page: Any) -> dict[str, list[Any]]:
-    """Every line and deal heading of the move log, read by scrolling it through (the log keeps
-    only the rows near its visible part in the page)."""
-    result: dict[str, list[Any]] = page.eval_on_selector(".rv-log", READ_LOG)
-    return result
-
-
-SCROLL_TO_LINE = """async (log, step) => {
-  const painted = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-  log.scrollTop = 0;
-  await painted();
-  for (;;) {
-    const line = log.querySelector(`li[data-step="${step}"]`);
-    if (line) {
-      line.scrollIntoView({ block: "center" });
-      await painted();
-      return true;
-    }
-    if (log.scrollTop + log.clientHeight >= log.scrollHeight - 1) return false;
-    log.scrollTop += Math.max(1, log.clientHeight - 40);
-    await painted();
-  }
-}"""
-
-
-def click_line(page: Any, step: int) -> None:
-    """Scroll the move log to the line of ``step``, as a reader would, and click it."""
-    assert page.eval_on_selector(".rv-log", SCROLL_TO_LINE, step), f"no line {step} in the log"
-    page.click(f'.rv-log li[data-step="{step}"]')
-
-
-def log_count(page: Any) -> int:
-    """How many steps' lines the move log holds (it says so; only the visible ones are drawn)."""
-    return int(page.get_attribute(".rv-log", "data-lines") or 0)
 
 
 TABLE_BOXES = """root => {

@@ -59,9 +59,7 @@ CHART_PAGE = """<!doctype html>
 class FixtureSite:
     """Replays and rating histories by name, served over HTTP on a free loopback port."""
 
-    def __init__(self, static: Path = STATIC) -> None:
-        self.static = static.resolve()
-        """The folder served under ``/static`` (another checkout's, to compare viewers)."""
+    def __init__(self) -> None:
         self.replays: dict[str, Replay] = {}
         self.ratings: dict[str, list[list[Any]]] = {}
         self.viewer_seats: dict[str, int | None] = {}
@@ -206,7 +204,7 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
             self._json({"data": {**data, "frames": shown}})
 
         def _static(self, rel: str) -> None:
-            target = (site.static / rel).resolve()
+            target = (STATIC / rel).resolve()
             if rel == "css/fixture.css":
                 self._send(200, b"body{font-family:sans-serif;margin:16px}", "text/css")
                 return
@@ -216,7 +214,7 @@ def _handler(site: FixtureSite) -> type[BaseHTTPRequestHandler]:
                     raise KeyError(rel)
                 self._send(200, script.read_bytes(), "text/javascript")
                 return
-            if site.static not in target.parents or not target.is_file():
+            if STATIC not in target.parents or not target.is_file():
                 raise KeyError(rel)
             kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
             if target.suffix == ".js":

@@ -23,6 +23,7 @@ from flask import Flask
 from arena import replay as replays
 from arena.games import make_game
 from tests.web.browser.conftest import DEFAULT_TIMEOUT_MS, PageErrors, screenshot
+from tests.web.browser.test_site_flow import live_site as live_site
 from tests.web.conftest import require_bwrap, wait_for
 from tests.web.services.test_live_feed import events, hidden_cards, named_cards
 from tests.web.services.test_live_replay import row

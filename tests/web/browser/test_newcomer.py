@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.browser.conftest import log_count, overlaps, read_log, screenshot, table_boxes
+from tests.web.browser.conftest import overlaps, screenshot, table_boxes
 from tests.web.conftest import ROOT, SAMPLES, require_bwrap, wait_for
 from tests.web.test_embedded import free_port, healthy
 
@@ -165,9 +165,11 @@ def watch_from_its_seat(page: Any) -> int:
     page.select_option(".rv-seat", seat)
     page.wait_for_selector(f'{ROOT_SEL}[data-seat="{seat}"]')
     steps = int(page.inner_text(".rv-counter").split("/")[1])
-    wait_for(lambda: log_count(page) == steps, 120, "every move in the log")
-    texts = read_log(page)["texts"]
-    assert len(texts) == steps
+    lines = page.locator(".rv-log li[data-step]")
+    wait_for(lambda: lines.count() == steps, 120, "every move in the log")
+    texts = page.eval_on_selector_all(
+        ".rv-log li[data-step] .what", "ls => ls.map(l => l.textContent)"
+    )
     assert "moves (hidden)" not in texts, "public moves are listed from a seat's view"
     return steps
 

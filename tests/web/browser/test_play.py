@@ -17,6 +17,7 @@ from flask import Flask
 
 from arena import replay as replays
 from tests.web.browser.conftest import screenshot
+from tests.web.browser.test_site_flow import live_site as live_site
 from tests.web.browser.test_site_flow import sign_up
 from tests.web.services.test_tables import SHORT, full_replay, house_bots, seats_of
 from web.extensions import db

@@ -84,8 +84,6 @@ def test_roll_back_compare_challenge_retire_and_delete(
     assert "alice-bot v2" in rows and "alice-bot v1" in rows
     fits(page, "the challenge page")
     screenshot(page, f"challenge-{width}")
-    if page.is_visible("header .menu-toggle"):  # on a phone the sections are in the menu
-        page.click("header .menu-toggle")
     page.click("nav >> text=Challenges")
     page.wait_for_selector("table.challenges")
     fits(page, "the challenges list")

@@ -72,43 +72,17 @@ export function buildControls(player) {
 
 /** Put ``marks`` on the scrubber as small ticks; clicking one jumps to its step. */
 export function markScrubber(controls, marks, last, onPick) {
-  const { markers } = controls;
-  if (!controls.ticks) {
-    controls.ticks = new Map(); // the tick of each mark, by its step, kind and words
-    markers.addEventListener("click", (e) => {
-      const tick = e.target.closest(".tick");
-      if (tick) controls.onTick?.(Number(tick.dataset.step));
-    });
-  }
-  controls.onTick = onPick;
-  // marks arrive a window at a time: keep the ticks already drawn, in place, and put in only the
-  // new ones (drawing thousands afresh for each window kept the page busy while a reader jumped)
-  const moved = controls.ticksLast !== last;
-  controls.ticksLast = last;
-  const wanted = new Map();
-  for (const mark of marks) {
-    const key = `${mark.index} ${mark.kind} ${mark.label}`;
-    const tick = controls.ticks.get(key) ?? newTick(mark, last);
-    if (moved) tick.style.setProperty("--at", String(last ? mark.index / last : 0));
-    wanted.set(key, tick);
-  }
-  for (const [key, tick] of controls.ticks) if (!wanted.has(key)) tick.remove();
-  controls.ticks = wanted;
-  let next = markers.firstElementChild;
-  for (const tick of wanted.values()) {
-    if (tick === next) next = next.nextElementSibling;
-    else markers.insertBefore(tick, next);
-  }
-}
-
-function newTick(mark, last) {
-  const tick = el("button", `tick ${mark.kind}`);
-  tick.type = "button";
-  tick.tabIndex = -1;
-  tick.title = `step ${mark.index}: ${mark.label}`;
-  tick.dataset.step = String(mark.index);
-  tick.style.setProperty("--at", String(last ? mark.index / last : 0));
-  return tick;
+  const ticks = marks.map((mark) => {
+    const tick = el("button", `tick ${mark.kind}`);
+    tick.type = "button";
+    tick.tabIndex = -1;
+    tick.title = `step ${mark.index}: ${mark.label}`;
+    tick.dataset.step = String(mark.index);
+    tick.style.setProperty("--at", String(last ? mark.index / last : 0));
+    tick.addEventListener("click", () => onPick(mark.index));
+    return tick;
+  });
+  controls.markers.replaceChildren(...ticks);
 }
 
 /** The perspective select: the spectator and the seats the reader may open. */

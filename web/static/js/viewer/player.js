@@ -349,18 +349,9 @@ export class Player {
     return url.toString();
   }
 
-  /** Bring the address up to date once the frame drawn is on screen: a browser may take tens of
-   * milliseconds over ``replaceState`` on a busy machine, and a jump need not wait for it. */
   #writeUrl() {
-    if (this.urlPending) return;
-    this.urlPending = true;
-    requestAnimationFrame(() =>
-      setTimeout(() => {
-        this.urlPending = false;
-        const url = this.stepUrl();
-        if (url !== window.location.href) history.replaceState(history.state, "", url);
-      }),
-    );
+    const url = this.stepUrl();
+    if (url !== window.location.href) history.replaceState(history.state, "", url);
   }
 
   play() {

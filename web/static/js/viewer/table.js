@@ -187,9 +187,8 @@ export class Table {
 
   /** Run ``draw`` (which updates the table) and glide every card from where it was. */
   transition(draw, duration = this.duration) {
-    const glide = duration > 0 && !prefersStillness();
-    const before = new Map(); // measured only for a glide: it lays the whole page out
-    for (const [key, node] of glide ? this.cards : []) {
+    const before = new Map();
+    for (const [key, node] of this.cards) {
       if (node.isConnected) before.set(key, node.getBoundingClientRect());
     }
     this.used = new Set();
@@ -200,7 +199,7 @@ export class Table {
         this.cards.delete(key);
       }
     }
-    if (glide) this.#glide(before, duration);
+    if (duration > 0 && !prefersStillness()) this.#glide(before, duration);
   }
 
   #glide(before, duration) {
